@@ -1,0 +1,243 @@
+//! Validated parameter newtypes: built once with a typed error naming the field and the
+//! allowed range, trusted everywhere after.
+
+use serde::Serialize;
+use thiserror::Error;
+
+/// A parameter outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ParamError {
+    /// `field` got `value`, which is outside `allowed`.
+    #[error("{field} must be {allowed}, got {value}")]
+    OutOfRange {
+        /// The parameter's name as the user knows it (CLI flag or JSON key).
+        field: &'static str,
+        /// The allowed range, in words.
+        allowed: &'static str,
+        /// The rejected value, printed.
+        value: String,
+    },
+}
+
+fn out_of_range(field: &'static str, allowed: &'static str, value: impl ToString) -> ParamError {
+    ParamError::OutOfRange {
+        field,
+        allowed,
+        value: value.to_string(),
+    }
+}
+
+macro_rules! getter {
+    ($t:ident, $inner:ty) => {
+        impl $t {
+            /// The validated value.
+            #[inline]
+            pub fn get(self) -> $inner {
+                self.0
+            }
+        }
+        impl core::fmt::Display for $t {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+/// Privacy parameter epsilon: finite and > 0 (natural-log scale).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct Epsilon(f64);
+getter!(Epsilon, f64);
+
+impl Epsilon {
+    /// Validates `eps > 0`, finite.
+    pub fn new(eps: f64) -> Result<Self, ParamError> {
+        if eps.is_finite() && eps > 0.0 {
+            Ok(Self(eps))
+        } else {
+            Err(out_of_range("eps", "a finite number > 0", eps))
+        }
+    }
+}
+
+/// Privacy parameter delta: in the open interval (0, 1).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct Delta(f64);
+getter!(Delta, f64);
+
+impl Delta {
+    /// Validates `0 < delta < 1`.
+    pub fn new(delta: f64) -> Result<Self, ParamError> {
+        if delta > 0.0 && delta < 1.0 {
+            Ok(Self(delta))
+        } else {
+            Err(out_of_range("delta", "in the open interval (0, 1)", delta))
+        }
+    }
+}
+
+/// Number of users n >= 2 (every user counts, the target included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct NumUsers(u64);
+getter!(NumUsers, u64);
+
+impl NumUsers {
+    /// Largest supported n (2^48): counts and sums stay exact in f64 and u64 arithmetic.
+    pub const MAX: u64 = 1 << 48;
+
+    /// Validates `2 <= n <= 2^48`.
+    pub fn new(n: u64) -> Result<Self, ParamError> {
+        if (2..=Self::MAX).contains(&n) {
+            Ok(Self(n))
+        } else {
+            Err(out_of_range("n", "an integer from 2 to 2^48", n))
+        }
+    }
+
+    /// Parses a float-like count (e.g. `1e6` from a CLI) exactly; rejects fractions.
+    pub fn from_f64(n: f64) -> Result<Self, ParamError> {
+        if n.is_finite() && n.fract() == 0.0 && n >= 2.0 && n <= Self::MAX as f64 {
+            Ok(Self(n as u64))
+        } else {
+            Err(out_of_range("n", "an integer from 2 to 2^48", n))
+        }
+    }
+}
+
+/// Size m of a message domain {0, ..., m-1}: 2 <= m <= 2^26.
+///
+/// The upper limit keeps an analyzer's per-value counters (8 bytes each) under 512 MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct DomainSize(u32);
+getter!(DomainSize, u32);
+
+impl DomainSize {
+    /// Largest supported domain size.
+    pub const MAX: u32 = 1 << 26;
+
+    /// Validates `2 <= m <= 2^26`.
+    pub fn new(m: u64) -> Result<Self, ParamError> {
+        if (2..=Self::MAX as u64).contains(&m) {
+            Ok(Self(m as u32))
+        } else {
+            Err(out_of_range(
+                "domain",
+                "an integer from 2 to 67108864 (2^26)",
+                m,
+            ))
+        }
+    }
+}
+
+/// Precision k of randomized rounding: values are encoded in {0, ..., k}; 1 <= k < 2^26.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Precision(u32);
+getter!(Precision, u32);
+
+impl Precision {
+    /// Validates `1 <= k <= 2^26 - 1` (so that the k + 1 message values form a [`DomainSize`]).
+    pub fn new(k: u64) -> Result<Self, ParamError> {
+        if (1..DomainSize::MAX as u64).contains(&k) {
+            Ok(Self(k as u32))
+        } else {
+            Err(out_of_range("k", "an integer from 1 to 67108863", k))
+        }
+    }
+
+    /// The number of message values, k + 1.
+    pub fn levels(self) -> DomainSize {
+        DomainSize(self.0 + 1)
+    }
+}
+
+/// Blanket probability gamma of the privacy-blanket randomizer: in the open interval (0, 1).
+///
+/// gamma = 0 gives no privacy and gamma = 1 carries no information, so both are rejected.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct Gamma(f64);
+getter!(Gamma, f64);
+
+impl Gamma {
+    /// Validates `0 < gamma < 1`.
+    pub fn new(gamma: f64) -> Result<Self, ParamError> {
+        if gamma > 0.0 && gamma < 1.0 {
+            Ok(Self(gamma))
+        } else {
+            Err(out_of_range("gamma", "in the open interval (0, 1)", gamma))
+        }
+    }
+}
+
+/// A user's real value in the closed interval [0, 1] (NaN rejected).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct UnitValue(f64);
+getter!(UnitValue, f64);
+
+impl UnitValue {
+    /// Validates `0 <= x <= 1`.
+    pub fn new(x: f64) -> Result<Self, ParamError> {
+        if (0.0..=1.0).contains(&x) {
+            Ok(Self(x))
+        } else {
+            Err(out_of_range("value", "a number in [0, 1]", x))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epsilon_rejects_nonpositive_and_nan() {
+        assert!(Epsilon::new(0.5).is_ok());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = Epsilon::new(bad).unwrap_err();
+            assert!(e.to_string().starts_with("eps must be"), "{e}");
+        }
+    }
+
+    #[test]
+    fn delta_open_interval() {
+        assert!(Delta::new(1e-9).is_ok());
+        for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
+            let e = Delta::new(bad).unwrap_err();
+            assert!(e
+                .to_string()
+                .contains("delta must be in the open interval (0, 1)"));
+        }
+    }
+
+    #[test]
+    fn counts_and_domains() {
+        assert!(NumUsers::new(1).is_err());
+        assert!(NumUsers::new(2).is_ok());
+        assert!(NumUsers::from_f64(1e6).is_ok());
+        assert!(NumUsers::from_f64(2.5).is_err());
+        assert!(NumUsers::from_f64(f64::NAN).is_err());
+        assert!(DomainSize::new(1).is_err());
+        assert!(DomainSize::new(1 << 27).is_err());
+        assert_eq!(Precision::new(3).unwrap().levels().get(), 4);
+        assert!(Precision::new(0).is_err());
+    }
+
+    #[test]
+    fn gamma_and_unit_values() {
+        assert!(Gamma::new(0.0).is_err());
+        assert!(Gamma::new(1.0).is_err());
+        assert!(Gamma::new(0.3).is_ok());
+        assert!(UnitValue::new(0.0).is_ok());
+        assert!(UnitValue::new(1.0).is_ok());
+        for bad in [-1e-12, 1.0000001, f64::NAN] {
+            let e = UnitValue::new(bad).unwrap_err();
+            assert!(e.to_string().contains("value must be a number in [0, 1]"));
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Protocols: (randomizer, analyzer, parameters, guarantee, predicted error), one module each.
+
+pub mod histogram;
+pub mod scalar_sum;
+
+pub use histogram::{Histogram, HistogramEstimate, HistogramShape};
+pub use scalar_sum::{ScalarSum, ScalarSumEstimate, ScalarSumShape};
+
+use serde::Serialize;
+
+/// Which domain size the accountant is told for GRR over the k + 1 encoded levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DomainConvention {
+    /// m = k + 1, the true number of message values: the safe choice, and blanket's default.
+    #[default]
+    TrueDomain,
+    /// m = k, as the papers write it (Balle et al. 2019 Section 4; Scott et al. 2021).
+    /// For reproduction only: the guarantee it suggests is not certified for the real
+    /// k + 1 message values.
+    Paper,
+}

@@ -75,22 +75,22 @@ pub enum CalibrationError {
     #[error(transparent)]
     Param(#[from] ParamError),
     /// No choice reaches the target; `min_n` is the smallest n that would (if any up to 2^48).
-    #[error("{}", infeasible_message(.source, *.min_n))]
+    #[error("{}", infeasible_message(.reason, *.min_n))]
     Infeasible {
         /// The accountant's reason for the first choice.
-        source: AccountingError,
+        reason: AccountingError,
         /// Smallest number of users for which calibration succeeds at this (eps, delta).
         min_n: Option<u64>,
     },
 }
 
-fn infeasible_message(source: &AccountingError, min_n: Option<u64>) -> String {
+fn infeasible_message(reason: &AccountingError, min_n: Option<u64>) -> String {
     match min_n {
         Some(n) => format!(
-            "no blanket probability gamma < 1 certifies the target ({source}); the smallest n that works at this eps and delta is {n}"
+            "no blanket probability gamma < 1 certifies the target ({reason}); the smallest n that works at this eps and delta is {n}"
         ),
         None => format!(
-            "no blanket probability gamma < 1 certifies the target ({source}); no n up to 2^48 works at this eps and delta"
+            "no blanket probability gamma < 1 certifies the target ({reason}); no n up to 2^48 works at this eps and delta"
         ),
     }
 }
@@ -145,8 +145,8 @@ pub fn calibrate<P: Calibratable>(
                 req.n,
                 req.delta,
             )
-            .map_err(|source| CalibrationError::Infeasible {
-                source,
+            .map_err(|reason| CalibrationError::Infeasible {
+                reason,
                 min_n: None,
             })?;
         let guarantee = Guarantee {
@@ -195,12 +195,12 @@ pub fn calibrate<P: Calibratable>(
     match best {
         Some(b) => Ok(b),
         None => {
-            let source = first_err.unwrap_or(AccountingError::NotApplicable {
+            let reason = first_err.unwrap_or(AccountingError::NotApplicable {
                 method: accountant.method(),
                 reason: "the protocol offered no parameter choice".into(),
             });
             let min_n = smallest_feasible_n(protocol, target, accountant);
-            Err(CalibrationError::Infeasible { source, min_n })
+            Err(CalibrationError::Infeasible { reason, min_n })
         }
     }
 }

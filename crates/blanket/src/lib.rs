@@ -17,3 +17,4 @@ pub mod randomizer;
 pub mod rng;
 pub mod sample;
 pub mod shuffle;
+pub mod simulate;

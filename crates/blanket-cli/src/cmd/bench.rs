@@ -1,0 +1,199 @@
+//! `blanket bench`: throughput of the code a real client runs (one user at a time, with a
+//! ChaCha20 CSPRNG seeded from the OS) plus the analyzer's aggregation, single thread and
+//! all threads. Benchmarks, not tests: figures go in the closing notes and the README.
+
+use crate::output::{num, print_json, table};
+use anyhow::Result;
+use blanket::analyzer::Aggregator;
+use blanket::calibrate::Target;
+use blanket::params::{Delta, DomainSize, Epsilon, NumUsers, UnitValue};
+use blanket::protocol::{Histogram, ScalarSum, ScalarSumShape};
+use blanket::rng::{secure_rng, simulation_rng, RngCore};
+use blanket::sample::uniform_u32;
+use clap::Args;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Arguments of `blanket bench`.
+#[derive(Args, Clone)]
+pub struct BenchProtocolsArgs {
+    /// Users per measurement.
+    #[arg(long, default_value_t = 1e7)]
+    pub n: f64,
+    /// Categories of the histogram.
+    #[arg(long, default_value_t = 1024)]
+    pub domain: u64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One protocol's throughput.
+#[derive(Serialize, Clone)]
+pub struct Throughput {
+    /// Users per second on one thread.
+    pub users_per_second_single_thread: f64,
+    /// Users per second on all threads.
+    pub users_per_second_all_threads: f64,
+    /// Threads used for the second figure.
+    pub threads: usize,
+    /// Users per measurement.
+    pub n: u64,
+    /// Parameters measured.
+    pub parameters: serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct BenchReport {
+    histogram: Throughput,
+    scalar_sum: Throughput,
+}
+
+/// Best of `tries` runs of `f`, in users per second.
+fn rate(n: usize, tries: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..tries {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(n as f64 / best)
+}
+
+/// Measures a client+aggregator loop on one thread and on all threads. `client` randomizes
+/// user i's input with the given RNG and absorbs it into the state.
+pub fn measure<A, F, N>(
+    n: usize,
+    new_state: N,
+    client: F,
+    parameters: serde_json::Value,
+) -> Result<Throughput>
+where
+    A: Aggregator,
+    N: Fn() -> A + Sync,
+    F: Fn(usize, &mut blanket::rng::ChaCha20Rng, &mut A) -> Result<()> + Sync,
+{
+    let single = rate(n, 3, || {
+        let mut rng = secure_rng()?;
+        let mut state = new_state();
+        for i in 0..n {
+            client(i, &mut rng, &mut state)?;
+        }
+        black_box(state.reports());
+        Ok(())
+    })?;
+    let chunk = 1 << 20;
+    let all = rate(n, 3, || {
+        let merged = (0..n.div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| -> Result<A> {
+                let mut rng = secure_rng()?;
+                let mut state = new_state();
+                for i in c * chunk..((c + 1) * chunk).min(n) {
+                    client(i, &mut rng, &mut state)?;
+                }
+                Ok(state)
+            })
+            .try_reduce_with(|mut a, b| {
+                a.merge(b)?;
+                Ok(a)
+            });
+        match merged {
+            Some(r) => {
+                black_box(r?.reports());
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    })?;
+    Ok(Throughput {
+        users_per_second_single_thread: single,
+        users_per_second_all_threads: all,
+        threads: rayon::current_num_threads(),
+        n: n as u64,
+        parameters,
+    })
+}
+
+/// Runs `blanket bench` (protocols).
+pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
+    let n = NumUsers::from_f64(a.n)?;
+    let users = n.get() as usize;
+    let m = DomainSize::new(a.domain)?;
+    let target = Target {
+        eps: Epsilon::new(1.0)?,
+        delta: Delta::new(1e-8)?,
+        n,
+    };
+    let acct = crate::accountant::resolve(Default::default());
+    // Inputs are generated once, outside the timed loops (a real client has its value).
+    let mut gen = simulation_rng(0);
+    let cats: Vec<u32> = (0..users).map(|_| uniform_u32(&mut gen, m.get())).collect();
+    let vals: Vec<UnitValue> = (0..users)
+        .map(|_| UnitValue::new((gen.next_u64() >> 11) as f64 / (1u64 << 53) as f64))
+        .collect::<Result<_, _>>()?;
+
+    let (h, hc) = Histogram::calibrate(m, &target, acct.as_ref())?;
+    let histogram = measure(
+        users,
+        || h.aggregator(),
+        |i, rng, s| {
+            s.absorb(h.randomize(cats[i], rng)?)?;
+            Ok(())
+        },
+        serde_json::json!({"m": m.get(), "gamma": hc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
+    )?;
+    let shape = ScalarSumShape {
+        k: None,
+        convention: Default::default(),
+    };
+    let (p, pc) = ScalarSum::calibrate(shape, &target, acct.as_ref())?;
+    let scalar_sum = measure(
+        users,
+        || p.aggregator(),
+        |i, rng, s| {
+            s.absorb(p.randomize_value(vals[i], rng))?;
+            Ok(())
+        },
+        serde_json::json!({"k": p.k().get(), "gamma": pc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
+    )?;
+    let report = BenchReport {
+        histogram,
+        scalar_sum,
+    };
+    if a.json {
+        return print_json(&report);
+    }
+    let row = |name: &str, t: &Throughput| {
+        vec![
+            name.to_string(),
+            t.parameters.to_string(),
+            num(t.users_per_second_single_thread / 1e6),
+            num(t.users_per_second_all_threads / 1e6),
+            t.threads.to_string(),
+        ]
+    };
+    println!(
+        "Client randomizer (ChaCha20 CSPRNG from the OS) + aggregation, n = {} users, best of 3",
+        n
+    );
+    println!(
+        "{}",
+        table(
+            &[
+                "protocol",
+                "parameters",
+                "M users/s, 1 thread",
+                "M users/s, all threads",
+                "threads"
+            ],
+            &[
+                row("histogram", &report.histogram),
+                row("scalar-sum", &report.scalar_sum)
+            ]
+        )
+    );
+    Ok(())
+}

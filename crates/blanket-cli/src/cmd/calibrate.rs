@@ -1,0 +1,266 @@
+//! `blanket calibrate`: parameters for a target (eps, delta) and n.
+
+use super::common::TargetArgs;
+use crate::accountant::{resolve, AccountantChoice};
+use crate::output::{kv_table, num, print_json};
+use anyhow::Result;
+use blanket::accounting::Method;
+use blanket::calibrate::Target;
+use blanket::params::{DomainSize, Precision};
+use blanket::protocol::{DomainConvention, Histogram, ScalarSum, ScalarSumShape};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+/// The protocols that can be calibrated.
+#[derive(Subcommand)]
+pub enum CalibrateCommand {
+    /// Histogram over m categories (privacy-blanket GRR).
+    Histogram(HistogramArgs),
+    /// Sum of reals in [0, 1] (randomized rounding to k levels + GRR over k + 1 values).
+    ScalarSum(ScalarSumArgs),
+}
+
+/// Arguments of `calibrate histogram`.
+#[derive(Args)]
+pub struct HistogramArgs {
+    /// Number of users (e.g. 1e6).
+    #[arg(long, allow_hyphen_values = true)]
+    pub n: f64,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Number of categories m (2 to 2^26).
+    #[arg(long)]
+    pub domain: u64,
+    /// Which bound certifies the guarantee.
+    #[arg(long, value_enum, default_value_t)]
+    pub accountant: AccountantChoice,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `calibrate scalar-sum`.
+#[derive(Args)]
+pub struct ScalarSumArgs {
+    /// Number of users (e.g. 1e6).
+    #[arg(long, allow_hyphen_values = true)]
+    pub n: f64,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Fixed precision k (default: the k minimizing the predicted worst-case MSE).
+    #[arg(long)]
+    pub k: Option<u64>,
+    /// Calibrate with the paper's domain size m = k instead of the true k + 1 message
+    /// values. For reproducing the papers only: the guarantee is then not certified.
+    #[arg(long)]
+    pub paper_domain: bool,
+    /// Which bound certifies the guarantee.
+    #[arg(long, value_enum, default_value_t)]
+    pub accountant: AccountantChoice,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `calibrate` prints (JSON keys are a contract).
+#[derive(Serialize)]
+pub struct CalibrationReport {
+    /// Protocol name.
+    pub protocol: &'static str,
+    /// Users.
+    pub n: u64,
+    /// Target epsilon.
+    pub eps: f64,
+    /// Target delta.
+    pub delta: f64,
+    /// Blanket probability.
+    pub gamma: f64,
+    /// Local privacy of the randomizer users run.
+    pub eps0: f64,
+    /// Precision (scalar sum).
+    pub k: Option<u32>,
+    /// Message values of the randomizer users run.
+    pub message_values: u32,
+    /// Domain size the accountant was told.
+    pub accounted_domain: u32,
+    /// Whether the paper's m = k convention was used.
+    pub paper_domain: bool,
+    /// Predicted worst-case mean squared error.
+    pub predicted_mse: f64,
+    /// What `predicted_mse` measures.
+    pub predicted_mse_meaning: &'static str,
+    /// The paper's bound on the same quantity, where there is one.
+    pub paper_bound_mse: Option<f64>,
+    /// The method that certified the guarantee.
+    pub method: String,
+    /// Citation of the method.
+    pub citation: &'static str,
+    /// Certified epsilon of the randomizer users really run (null if not certifiable).
+    pub certified_epsilon: Option<f64>,
+    /// Delta at which `certified_epsilon` holds.
+    pub certified_delta: f64,
+    /// Notes for the reader (safety caveats).
+    pub notes: Vec<String>,
+}
+
+impl CalibrationReport {
+    /// Key/value rows for the human table.
+    pub fn rows(&self) -> Vec<(&'static str, String)> {
+        let mut rows = vec![
+            ("protocol", self.protocol.to_string()),
+            ("n", self.n.to_string()),
+            (
+                "target (eps, delta)",
+                format!("({}, {})", self.eps, self.delta),
+            ),
+            ("gamma", num(self.gamma)),
+            ("eps0 (local)", num(self.eps0)),
+        ];
+        if let Some(k) = self.k {
+            rows.push(("k", k.to_string()));
+        }
+        rows.push(("message values", self.message_values.to_string()));
+        rows.push(("accounted domain m", self.accounted_domain.to_string()));
+        rows.push(("predicted MSE", num(self.predicted_mse)));
+        if let Some(b) = self.paper_bound_mse {
+            rows.push(("paper bound on MSE", num(b)));
+        }
+        rows.push(("method", self.method.clone()));
+        rows.push((
+            "certified (eps, delta)",
+            match self.certified_epsilon {
+                Some(e) => format!("({}, {})", num(e), self.certified_delta),
+                None => "NOT CERTIFIED".to_string(),
+            },
+        ));
+        rows
+    }
+
+    /// Prints as JSON or as a table with notes.
+    pub fn print(&self, json: bool) -> Result<()> {
+        if json {
+            return print_json(self);
+        }
+        println!("{}", kv_table("Calibration", &self.rows()));
+        println!("predicted MSE: {}", self.predicted_mse_meaning);
+        for n in &self.notes {
+            println!("note: {n}");
+        }
+        Ok(())
+    }
+}
+
+/// Calibrates the histogram protocol.
+pub fn histogram(
+    m: DomainSize,
+    target: &Target,
+    choice: AccountantChoice,
+) -> Result<(Histogram, CalibrationReport)> {
+    let acct = resolve(choice);
+    let (h, cal) = Histogram::calibrate(m, target, acct.as_ref())?;
+    let report = CalibrationReport {
+        protocol: "histogram",
+        n: target.n.get(),
+        eps: target.eps.get(),
+        delta: target.delta.get(),
+        gamma: cal.gamma.get(),
+        eps0: cal.eps0,
+        k: None,
+        message_values: m.get(),
+        accounted_domain: m.get(),
+        paper_domain: false,
+        predicted_mse: cal.predicted_mse,
+        predicted_mse_meaning: "mean over the m categories of the variance of the estimated count (exact for any data of n users)",
+        paper_bound_mse: None,
+        method: cal.guarantee.method.name().to_string(),
+        citation: cal.guarantee.method.citation(),
+        certified_epsilon: cal.certified.map(|g| g.epsilon),
+        certified_delta: cal.guarantee.delta,
+        notes: eps_note(target, cal.guarantee.method),
+    };
+    Ok((h, report))
+}
+
+/// Calibrates the scalar-sum protocol.
+pub fn scalar_sum(
+    k: Option<u64>,
+    paper_domain: bool,
+    target: &Target,
+    choice: AccountantChoice,
+) -> Result<(ScalarSum, CalibrationReport)> {
+    let acct = resolve(choice);
+    let shape = ScalarSumShape {
+        k: k.map(Precision::new).transpose()?,
+        convention: if paper_domain {
+            DomainConvention::Paper
+        } else {
+            DomainConvention::TrueDomain
+        },
+    };
+    let (p, cal) = ScalarSum::calibrate(shape, target, acct.as_ref())?;
+    let k = p.k().get();
+    let mut notes = eps_note(target, cal.guarantee.method);
+    if paper_domain {
+        notes.push(format!(
+            "--paper-domain: gamma was calibrated for m = k = {k} values as in the paper, but the \
+             messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
+            k + 1,
+            match cal.certified {
+                Some(g) => format!(" (the certified epsilon is {})", num(g.epsilon)),
+                None => " (the accountant certifies no epsilon for them)".to_string(),
+            }
+        ));
+    }
+    let report = CalibrationReport {
+        protocol: "scalar-sum",
+        n: target.n.get(),
+        eps: target.eps.get(),
+        delta: target.delta.get(),
+        gamma: cal.gamma.get(),
+        eps0: cal.eps0,
+        k: Some(k),
+        message_values: k + 1,
+        accounted_domain: if paper_domain { k } else { k + 1 },
+        paper_domain,
+        predicted_mse: cal.predicted_mse,
+        predicted_mse_meaning: "worst case over data of n users of the expected squared error of the estimated sum (exact)",
+        paper_bound_mse: Some(p.paper_sum_mse_bound(
+            target.n.get(),
+            target.eps.get(),
+            target.delta.get(),
+        )),
+        method: cal.guarantee.method.name().to_string(),
+        citation: cal.guarantee.method.citation(),
+        certified_epsilon: cal.certified.map(|g| g.epsilon),
+        certified_delta: cal.guarantee.delta,
+        notes,
+    };
+    Ok((p, report))
+}
+
+fn eps_note(target: &Target, method: Method) -> Vec<String> {
+    if target.eps.get() > 1.0 && method == Method::BlanketClosed {
+        vec![
+            "Theorem 3.1 holds for eps <= 1: a target eps > 1 is certified at eps <= 1 (stronger)"
+                .into(),
+        ]
+    } else {
+        vec![]
+    }
+}
+
+/// Runs `blanket calibrate`.
+pub fn run(cmd: &CalibrateCommand) -> Result<()> {
+    match cmd {
+        CalibrateCommand::Histogram(a) => {
+            let target = a.target.target(a.n)?;
+            let (_, report) = histogram(DomainSize::new(a.domain)?, &target, a.accountant)?;
+            report.print(a.json)
+        }
+        CalibrateCommand::ScalarSum(a) => {
+            let target = a.target.target(a.n)?;
+            let (_, report) = scalar_sum(a.k, a.paper_domain, &target, a.accountant)?;
+            report.print(a.json)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Arguments and helpers shared by several commands.
+
+use anyhow::Result;
+use blanket::calibrate::Target;
+use blanket::params::{Delta, Epsilon, NumUsers};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The privacy target: (eps, delta) for n users.
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// Target epsilon (> 0, natural log).
+    #[arg(long, allow_hyphen_values = true)]
+    pub eps: f64,
+    /// Target delta, in (0, 1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub delta: f64,
+}
+
+impl TargetArgs {
+    /// Validates the target for n users.
+    pub fn target(&self, n: f64) -> Result<Target> {
+        Ok(Target {
+            eps: Epsilon::new(self.eps)?,
+            delta: Delta::new(self.delta)?,
+            n: NumUsers::from_f64(n)?,
+        })
+    }
+}
+
+/// A progress bar on stderr for `len` steps; hidden for JSON output or when stderr is not
+/// a terminal.
+pub fn progress(len: u64, label: &str, json: bool) -> ProgressBar {
+    if json {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed}, eta {eta})")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(label.to_string());
+    pb
+}
+
+/// Mean and half-width of a 95% normal confidence interval of a sample.
+pub fn mean_ci(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, f64::NAN);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, 1.96 * (var / n).sqrt())
+}

@@ -1,0 +1,7 @@
+//! One module per command.
+
+pub mod bench;
+pub mod calibrate;
+pub mod common;
+pub mod demo;
+pub mod simulate;

@@ -1,0 +1,72 @@
+//! `blanket`: differential privacy in the shuffle model, from the command line.
+
+mod accountant;
+mod cmd;
+mod data;
+mod output;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "blanket",
+    version,
+    about = "Differential privacy in the shuffle model: simulate, calibrate, account, benchmark",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the main job on embedded data: 1e6 simulated users, a histogram and a scalar sum.
+    Demo(cmd::demo::DemoArgs),
+    /// Choose protocol parameters (gamma, k) for a target (eps, delta) and n.
+    #[command(subcommand)]
+    Calibrate(cmd::calibrate::CalibrateCommand),
+    /// Run a protocol end to end (randomize, shuffle, analyze) and compare observed with
+    /// predicted error.
+    #[command(subcommand)]
+    Simulate(cmd::simulate::SimulateCommand),
+    /// Measure throughput (users per second) of the client randomizer plus aggregation.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchArgs {
+    #[command(subcommand)]
+    what: Option<BenchCommand>,
+    #[command(flatten)]
+    protocols: cmd::bench::BenchProtocolsArgs,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Throughput of the protocols' randomizer plus aggregation (the default).
+    Protocols(cmd::bench::BenchProtocolsArgs),
+    // bench crypto: wired by the crypto work (see bench_crypto.rs).
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Demo(a) => cmd::demo::run(&a),
+        Command::Calibrate(c) => cmd::calibrate::run(&c),
+        Command::Simulate(c) => cmd::simulate::run(&c),
+        Command::Bench(b) => match b.what {
+            None => cmd::bench::run(&b.protocols),
+            Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),
+        },
+    }
+}

@@ -125,7 +125,10 @@ pub fn run(a: &DemoArgs) -> Result<()> {
                 ),
                 format!("{t:.0}"),
                 format!("{e:.0}"),
-                format!("{:+.0}", e - t),
+                match (e - t).round() {
+                    d if d == 0.0 => "0".to_string(),
+                    d => format!("{d:+.0}"),
+                },
             ]
         })
         .collect();

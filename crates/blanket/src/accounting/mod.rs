@@ -6,7 +6,9 @@
 //! cannot be applied to a generic eps0-LDP randomizer. Numbers it returns are upper bounds,
 //! with floating-point error rounded toward the safe side (see [`round_up`]).
 
+pub mod binomial;
 pub mod blanket_closed;
+pub mod clones;
 
 pub use blanket_closed::BlanketTheorem31;
 

@@ -1,6 +1,8 @@
 //! `blanket`: differential privacy in the shuffle model, from the command line.
 
 mod accountant;
+mod bench_accounting;
+mod bench_crypto;
 mod cmd;
 mod data;
 mod output;
@@ -31,6 +33,9 @@ enum Command {
     /// predicted error.
     #[command(subcommand)]
     Simulate(cmd::simulate::SimulateCommand),
+    /// Certified amplification bounds, composition and privacy curves.
+    #[command(subcommand)]
+    Account(cmd::account::AccountCommand),
     /// Measure throughput (users per second) of the client randomizer plus aggregation.
     Bench(BenchArgs),
 }
@@ -48,7 +53,17 @@ struct BenchArgs {
 enum BenchCommand {
     /// Throughput of the protocols' randomizer plus aggregation (the default).
     Protocols(cmd::bench::BenchProtocolsArgs),
-    // bench crypto: wired by the crypto work (see bench_crypto.rs).
+    /// Prove and verify cost of the verifiable shuffle (blanket-crypto) at n = 100, 1,000, 10,000.
+    Crypto(BenchCryptoArgs),
+    /// Compute time of the numerical amplification bounds at n = 1e6 and 1e8.
+    Accounting(BenchCryptoArgs),
+}
+
+#[derive(Args)]
+struct BenchCryptoArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() {
@@ -63,10 +78,13 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo(a) => cmd::demo::run(&a),
         Command::Calibrate(c) => cmd::calibrate::run(&c),
+        Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
         Command::Bench(b) => match b.what {
             None => cmd::bench::run(&b.protocols),
             Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),
+            Some(BenchCommand::Crypto(a)) => bench_crypto::run(a.json),
+            Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json),
         },
     }
 }

@@ -26,7 +26,10 @@ fn fails_with(args: &[&str], needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} should fail");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(err.contains(needle), "{args:?}: expected {needle:?} in {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
 }
 
 fn temp_file(name: &str, contents: &str) -> PathBuf {
@@ -40,7 +43,16 @@ fn temp_file(name: &str, contents: &str) -> PathBuf {
 #[test]
 fn calibrate_json_keys() {
     let h = json(&[
-        "calibrate", "histogram", "--n", "1e6", "--eps", "0.5", "--delta", "1e-6", "--domain", "10",
+        "calibrate",
+        "histogram",
+        "--n",
+        "1e6",
+        "--eps",
+        "0.5",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "10",
         "--json",
     ]);
     for key in ["gamma", "eps0", "predicted_mse", "method"] {
@@ -54,7 +66,15 @@ fn calibrate_json_keys() {
     assert!((eps0 - (1.0 + 10.0 * (1.0 - g) / g).ln()).abs() < 1e-12);
 
     let s = json(&[
-        "calibrate", "scalar-sum", "--n", "1e6", "--eps", "1", "--delta", "1e-8", "--json",
+        "calibrate",
+        "scalar-sum",
+        "--n",
+        "1e6",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-8",
+        "--json",
     ]);
     for key in ["gamma", "eps0", "k", "predicted_mse", "method"] {
         assert!(s.get(key).is_some(), "missing {key}: {s}");
@@ -62,8 +82,18 @@ fn calibrate_json_keys() {
     assert_eq!(s["message_values"], s["k"].as_u64().unwrap() + 1);
 
     let p = json(&[
-        "calibrate", "scalar-sum", "--n", "50000", "--eps", "0.95", "--delta", "0.5", "--k", "3",
-        "--paper-domain", "--json",
+        "calibrate",
+        "scalar-sum",
+        "--n",
+        "50000",
+        "--eps",
+        "0.95",
+        "--delta",
+        "0.5",
+        "--k",
+        "3",
+        "--paper-domain",
+        "--json",
     ]);
     assert_eq!(p["accounted_domain"], 3);
     assert_eq!(p["message_values"], 4);
@@ -73,8 +103,19 @@ fn calibrate_json_keys() {
 #[test]
 fn simulate_json_keys_and_agreement() {
     let v = json(&[
-        "simulate", "scalar-sum", "--n", "20000", "--eps", "1", "--delta", "1e-6", "--reps", "40",
-        "--seed", "3", "--json",
+        "simulate",
+        "scalar-sum",
+        "--n",
+        "20000",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "40",
+        "--seed",
+        "3",
+        "--json",
     ]);
     for key in ["gamma", "mse", "predicted_mse", "seconds"] {
         assert!(v.get(key).is_some(), "missing {key}");
@@ -85,11 +126,25 @@ fn simulate_json_keys_and_agreement() {
 
     let data = temp_file("cats.csv", "category\n0\n1\n2\n3\n1\n1\n");
     let h = json(&[
-        "simulate", "histogram", "--eps", "1", "--delta", "0.1", "--domain", "4", "--n", "3000",
-        "--data", data.to_str().unwrap(), "--json",
+        "simulate",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "0.1",
+        "--domain",
+        "4",
+        "--n",
+        "3000",
+        "--data",
+        data.to_str().unwrap(),
+        "--json",
     ]);
     assert_eq!(h["n"], 3000);
-    assert!(h["data"]["selection"].as_str().unwrap().contains("with replacement"));
+    assert!(h["data"]["selection"]
+        .as_str()
+        .unwrap()
+        .contains("with replacement"));
 }
 
 #[test]
@@ -98,26 +153,85 @@ fn bad_parameters_are_named() {
     fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
         [base, extra].concat()
     }
-    fails_with(&with(&base, &["--eps", "0", "--delta", "1e-6"]), "eps must be a finite number > 0");
-    fails_with(&with(&base, &["--eps", "-1", "--delta", "1e-6"]), "eps must be a finite number > 0");
-    fails_with(&with(&base, &["--eps", "NaN", "--delta", "1e-6"]), "eps must be a finite number > 0");
-    fails_with(&with(&base, &["--eps", "1", "--delta", "0"]), "delta must be in the open interval (0, 1)");
-    fails_with(&with(&base, &["--eps", "1", "--delta", "1.5"]), "delta must be in the open interval (0, 1)");
     fails_with(
-        &["calibrate", "histogram", "--n", "1", "--domain", "10", "--eps", "1", "--delta", "1e-6"],
+        &with(&base, &["--eps", "0", "--delta", "1e-6"]),
+        "eps must be a finite number > 0",
+    );
+    fails_with(
+        &with(&base, &["--eps", "-1", "--delta", "1e-6"]),
+        "eps must be a finite number > 0",
+    );
+    fails_with(
+        &with(&base, &["--eps", "NaN", "--delta", "1e-6"]),
+        "eps must be a finite number > 0",
+    );
+    fails_with(
+        &with(&base, &["--eps", "1", "--delta", "0"]),
+        "delta must be in the open interval (0, 1)",
+    );
+    fails_with(
+        &with(&base, &["--eps", "1", "--delta", "1.5"]),
+        "delta must be in the open interval (0, 1)",
+    );
+    fails_with(
+        &[
+            "calibrate",
+            "histogram",
+            "--n",
+            "1",
+            "--domain",
+            "10",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
         "n must be an integer from 2",
     );
     fails_with(
-        &["calibrate", "histogram", "--n", "1e6", "--domain", "1", "--eps", "1", "--delta", "1e-6"],
+        &[
+            "calibrate",
+            "histogram",
+            "--n",
+            "1e6",
+            "--domain",
+            "1",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
         "domain must be an integer from 2",
     );
     fails_with(
-        &["calibrate", "scalar-sum", "--n", "1e6", "--k", "0", "--eps", "1", "--delta", "1e-6"],
+        &[
+            "calibrate",
+            "scalar-sum",
+            "--n",
+            "1e6",
+            "--k",
+            "0",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
         "k must be an integer from 1",
     );
     // gamma >= 1: the error names the smallest n that works.
     fails_with(
-        &["calibrate", "histogram", "--n", "1000", "--domain", "10", "--eps", "0.5", "--delta", "1e-6"],
+        &[
+            "calibrate",
+            "histogram",
+            "--n",
+            "1000",
+            "--domain",
+            "10",
+            "--eps",
+            "0.5",
+            "--delta",
+            "1e-6",
+        ],
         "the smallest n that works at this eps and delta is 8126",
     );
 }
@@ -126,24 +240,59 @@ fn bad_parameters_are_named() {
 fn bad_data_rows_are_named() {
     let nan = temp_file("nan.csv", "x\n0.5\nNaN\n");
     fails_with(
-        &["simulate", "scalar-sum", "--eps", "1", "--delta", "0.1", "--data", nan.to_str().unwrap()],
+        &[
+            "simulate",
+            "scalar-sum",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--data",
+            nan.to_str().unwrap(),
+        ],
         "line 3",
     );
     let out = temp_file("out.csv", "0.5\n1.2\n");
     fails_with(
-        &["simulate", "scalar-sum", "--eps", "1", "--delta", "0.1", "--data", out.to_str().unwrap()],
+        &[
+            "simulate",
+            "scalar-sum",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--data",
+            out.to_str().unwrap(),
+        ],
         "value must be a number in [0, 1], got 1.2",
     );
     let cat = temp_file("cat.csv", "0\n7\n");
     fails_with(
         &[
-            "simulate", "histogram", "--eps", "1", "--delta", "0.1", "--domain", "4", "--data",
+            "simulate",
+            "histogram",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--domain",
+            "4",
+            "--data",
             cat.to_str().unwrap(),
         ],
         "category must be an integer from 0 to 3, got 7",
     );
     fails_with(
-        &["simulate", "scalar-sum", "--eps", "1", "--delta", "0.1", "--data", "/nonexistent.csv"],
+        &[
+            "simulate",
+            "scalar-sum",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--data",
+            "/nonexistent.csv",
+        ],
         "cannot open data file /nonexistent.csv",
     );
 }
@@ -152,5 +301,10 @@ fn bad_data_rows_are_named() {
 fn demo_runs_small() {
     let d = json(&["demo", "--n", "20000", "--reps", "3", "--json"]);
     assert!(d["histogram"]["mse"].as_f64().is_some());
-    assert!(d["scalar_sum"]["calibration"]["certified_epsilon"].as_f64().unwrap() <= 1.0);
+    assert!(
+        d["scalar_sum"]["calibration"]["certified_epsilon"]
+            .as_f64()
+            .unwrap()
+            <= 1.0
+    );
 }

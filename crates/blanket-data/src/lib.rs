@@ -6,4 +6,5 @@
 #![warn(missing_docs)]
 
 pub mod ecg;
+pub mod ecg_beats;
 pub mod table;

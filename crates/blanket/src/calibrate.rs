@@ -136,24 +136,29 @@ pub fn calibrate<P: Calibratable>(
             }
         };
         let gamma = Gamma::new(gamma)?;
-        let eps = accountant
-            .epsilon(
-                &LocalRandomizer::Grr {
-                    m: req.m.get(),
-                    gamma: gamma.get(),
-                },
-                req.n,
-                req.delta,
-            )
+        let req_grr = LocalRandomizer::Grr {
+            m: req.m.get(),
+            gamma: gamma.get(),
+        };
+        let mut guarantee = accountant
+            .guarantee(&req_grr, req.n, req.delta)
             .map_err(|reason| CalibrationError::Infeasible {
                 reason,
                 min_n: None,
             })?;
-        let guarantee = Guarantee {
-            epsilon: eps,
-            delta: req.delta.get(),
-            method: accountant.method(),
-        };
+        if guarantee.epsilon > req.eps.get() {
+            // The bisection's upper end can exceed the target by its resolution; the target
+            // itself is certified when delta(target eps) <= target delta.
+            if let Some(method) =
+                accountant.certify_at(&req_grr, req.n, req.eps.get(), req.delta.get())
+            {
+                guarantee = Guarantee {
+                    epsilon: req.eps.get(),
+                    delta: req.delta.get(),
+                    method,
+                };
+            }
+        }
         let (instance, inst_n) = protocol.instance(choice, gamma, target);
         let req_instance = LocalRandomizer::Grr {
             m: req.m.get(),
@@ -162,13 +167,7 @@ pub fn calibrate<P: Calibratable>(
         let certified = if instance == req_instance && inst_n == req.n {
             Some(guarantee)
         } else {
-            accountant
-                .epsilon(&instance, inst_n, req.delta)
-                .ok()
-                .map(|epsilon| Guarantee {
-                    epsilon,
-                    ..guarantee
-                })
+            accountant.guarantee(&instance, inst_n, req.delta).ok()
         };
         let mse = protocol.predicted_mse(choice, gamma, target.n);
         let cand = Calibration {
@@ -246,4 +245,193 @@ pub fn smallest_feasible_n<P: Calibratable>(
         }
     }
     Some(hi)
+}
+
+/// One method's calibration of a protocol, for side-by-side reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison<C> {
+    /// The accountant asked.
+    pub method: crate::accounting::Method,
+    /// Its calibration (gamma, certified guarantee, predicted error), or why it failed.
+    pub calibration: Result<Calibration<C>, String>,
+    /// Compute time in seconds.
+    pub seconds: f64,
+}
+
+/// Calibrates `protocol` at `target` with each method in turn: gamma, the certifying method
+/// and the predicted error of each (e.g. `blanket-closed`, the paper's form, against `best`).
+pub fn compare<P: Calibratable>(
+    protocol: &P,
+    target: &Target,
+    methods: &[crate::accounting::Method],
+) -> Vec<Comparison<P::Choice>> {
+    methods
+        .iter()
+        .map(|&method| {
+            let t = std::time::Instant::now();
+            let calibration = calibrate(protocol, target, method.accountant().as_ref())
+                .map_err(|e| e.to_string());
+            Comparison {
+                method,
+                calibration,
+                seconds: t.elapsed().as_secs_f64(),
+            }
+        })
+        .collect()
+}
+
+/// Inverse query "what eps0 may each user use?": the largest local eps0 (relative resolution
+/// 1e-9, lower end, so certified) of k-RR over `k` values (or a generic eps0-LDP randomizer
+/// when `k` is `None`) for which `accountant` certifies (eps, delta) with n users.
+pub fn max_eps0(
+    k: Option<DomainSize>,
+    target: &Target,
+    accountant: &dyn ShuffleAccountant,
+) -> Result<f64, AccountingError> {
+    let ok = |eps0: f64| {
+        let r = match k {
+            Some(k) => LocalRandomizer::krr(k, eps0),
+            None => LocalRandomizer::Generic { eps0 },
+        };
+        accountant
+            .epsilon(&r, target.n, target.delta)
+            .is_ok_and(|e| e <= target.eps.get())
+    };
+    let mut lo = 0.0f64;
+    let mut hi = 1.0f64;
+    while ok(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 64.0 {
+            return Ok(lo);
+        }
+    }
+    if lo == 0.0 {
+        // the largest certified eps0 is below 1: find a positive lower end
+        let mut x = 0.5;
+        while x > 1e-12 && !ok(x) {
+            x *= 0.5;
+        }
+        if x <= 1e-12 {
+            return Err(AccountingError::NotApplicable {
+                method: accountant.method(),
+                reason: "no eps0 >= 1e-12 meets the target".into(),
+            });
+        }
+        lo = x;
+        hi = 2.0 * x;
+    }
+    while hi - lo > 1e-9 * lo {
+        let mid = 0.5 * (lo + hi);
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// Inverse query "what error will I get?": the predicted error of the calibrated protocol
+/// at the target's n.
+pub fn error_at_n<P: Calibratable>(
+    protocol: &P,
+    target: &Target,
+    accountant: &dyn ShuffleAccountant,
+) -> Result<f64, CalibrationError> {
+    calibrate(protocol, target, accountant).map(|c| c.predicted_mse)
+}
+
+/// Inverse query "how many users do I need?": the smallest n (doubling, then bisection) for
+/// which the calibrated protocol's `metric(predicted_mse, n)` is at most `max_error`. The
+/// metric must be non-increasing in n (e.g. the MSE of frequencies, mse / n^2, or of a mean).
+pub fn n_for_error<P: Calibratable>(
+    protocol: &P,
+    target: &Target,
+    accountant: &dyn ShuffleAccountant,
+    metric: impl Fn(f64, u64) -> f64,
+    max_error: f64,
+) -> Option<u64> {
+    let good = |n: u64| -> bool {
+        let Ok(nu) = NumUsers::new(n) else {
+            return false;
+        };
+        let t = Target { n: nu, ..*target };
+        calibrate(protocol, &t, accountant).is_ok_and(|c| metric(c.predicted_mse, n) <= max_error)
+    };
+    let mut hi = 2u64;
+    while !good(hi) {
+        if hi >= NumUsers::MAX {
+            return None;
+        }
+        hi = (hi * 2).min(NumUsers::MAX);
+    }
+    let mut lo = hi / 2;
+    if lo < 2 {
+        return Some(hi);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if good(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+#[cfg(test)]
+mod inverse_tests {
+    use super::*;
+    use crate::accounting::{Best, BlanketTheorem31, Method};
+    use crate::protocol::histogram::HistogramShape;
+
+    fn target(eps: f64, delta: f64, n: u64) -> Target {
+        Target {
+            eps: Epsilon::new(eps).unwrap(),
+            delta: Delta::new(delta).unwrap(),
+            n: NumUsers::new(n).unwrap(),
+        }
+    }
+
+    #[test]
+    fn best_beats_the_paper_and_names_its_method() {
+        let shape = HistogramShape {
+            m: DomainSize::new(20).unwrap(),
+        };
+        let t = target(1.0, 1e-6, 20_000);
+        let rows = compare(&shape, &t, &[Method::BlanketClosed, Method::Best]);
+        let paper = rows[0].calibration.as_ref().unwrap();
+        let best = rows[1].calibration.as_ref().unwrap();
+        assert!(best.gamma.get() < paper.gamma.get());
+        assert!(best.predicted_mse < paper.predicted_mse);
+        assert!(best.guarantee.epsilon <= 1.0, "{best:?}");
+        assert_ne!(best.guarantee.method, Method::Best);
+    }
+
+    #[test]
+    fn inverse_queries() {
+        let t = target(0.5, 1e-6, 50_000);
+        let k = DomainSize::new(10).unwrap();
+        let e0 = max_eps0(Some(k), &t, &Best::default()).unwrap();
+        let eps = Best::default()
+            .epsilon(&LocalRandomizer::krr(k, e0), t.n, t.delta)
+            .unwrap();
+        assert!(eps <= 0.5 && e0 > 1.0, "{e0} {eps}");
+        let shape = HistogramShape { m: k };
+        let err = error_at_n(&shape, &t, &BlanketTheorem31).unwrap();
+        assert!(err > 0.0);
+        // frequency MSE mse / n^2 <= 1e-7
+        let n = n_for_error(
+            &shape,
+            &t,
+            &BlanketTheorem31,
+            |m, n| m / (n as f64).powi(2),
+            1e-7,
+        )
+        .unwrap();
+        let at = error_at_n(&shape, &target(0.5, 1e-6, n), &BlanketTheorem31).unwrap();
+        assert!(at / (n as f64).powi(2) <= 1e-7);
+    }
 }

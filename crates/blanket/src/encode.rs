@@ -1,7 +1,7 @@
 //! Encoders: turn a user's value into the integer(s) a randomizer takes.
 
 use crate::params::{Precision, UnitValue};
-use crate::sample::Bernoulli;
+use crate::sample::{uniform_u32, Bernoulli};
 use rand_core::CryptoRng;
 
 /// Unbiased randomized rounding of x in [0, 1] to {0, ..., k}:
@@ -21,6 +21,43 @@ pub fn randomized_round<R: CryptoRng + ?Sized>(x: UnitValue, k: Precision, rng: 
     }
     // frac is in (0, 1): a valid probability.
     base + u32::from(Bernoulli::expand(frac).sample(rng))
+}
+
+/// Samples `out.len()` distinct coordinates uniformly from {0, ..., d - 1} (sampling without
+/// replacement, Scott et al. 2021, Algorithm 2) into `out`, without allocating: Floyd's
+/// algorithm (Bentley and Floyd, "A sample of brilliance", CACM 1987), one exact
+/// [`uniform_u32`] draw per coordinate. Every t-subset is equally likely; the order within
+/// `out` is not uniform, which no protocol here uses. For t = 1 it is a single
+/// `uniform_u32(d)`. The membership test is a scan of the coordinates drawn so far
+/// (O(t^2) per user), cheap for the small t that minimize the error; t = d takes every
+/// coordinate in order.
+///
+/// Returns `None` (and leaves `out` untouched) unless 1 <= t <= d, where t = `out.len()`.
+#[inline]
+pub fn sample_coordinates<R: CryptoRng + ?Sized>(
+    d: u32,
+    out: &mut [u32],
+    rng: &mut R,
+) -> Option<()> {
+    let t = u32::try_from(out.len()).ok()?;
+    if t == 0 || t > d {
+        return None;
+    }
+    if t == 1 {
+        out[0] = uniform_u32(rng, d);
+        return Some(());
+    }
+    if t == d {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = i as u32;
+        }
+        return Some(());
+    }
+    for (filled, j) in (d - t..d).enumerate() {
+        let r = uniform_u32(rng, j + 1);
+        out[filled] = if out[..filled].contains(&r) { j } else { r };
+    }
+    Some(())
 }
 
 /// One-hot encoding of `category` in a domain of `m` values: a vector with a single 1.
@@ -77,5 +114,50 @@ mod tests {
     fn one_hot_encodes() {
         assert_eq!(one_hot(2, 4), Some(vec![0, 0, 1, 0]));
         assert_eq!(one_hot(4, 4), None);
+    }
+
+    #[test]
+    fn coordinate_sampling_is_uniform_over_subsets() {
+        // d = 5, t = 2: 10 subsets, each with probability 1/10; chi-square at ~1e-6.
+        use crate::sample::stats::{chi_square, chi_square_critical};
+        let mut rng = simulation_rng(21);
+        let mut counts = [0u64; 25];
+        let mut out = [0u32; 2];
+        let draws = 200_000u64;
+        for _ in 0..draws {
+            sample_coordinates(5, &mut out, &mut rng).unwrap();
+            assert_ne!(out[0], out[1]);
+            assert!(out.iter().all(|&c| c < 5));
+            let (a, b) = (out[0].min(out[1]), out[0].max(out[1]));
+            counts[(a * 5 + b) as usize] += 1;
+        }
+        let observed: Vec<u64> = (0..5u32)
+            .flat_map(|a| (a + 1..5).map(move |b| (a * 5 + b) as usize))
+            .map(|i| counts[i])
+            .collect();
+        assert_eq!(observed.iter().sum::<u64>(), draws);
+        let expected = vec![draws as f64 / 10.0; 10];
+        let stat = chi_square(&observed, &expected);
+        assert!(stat < chi_square_critical(9), "chi2 = {stat}");
+        // t = 1: one uniform coordinate; t = d: all of them.
+        let mut one = [0u32; 1];
+        let mut hits = [0u64; 7];
+        for _ in 0..70_000 {
+            sample_coordinates(7, &mut one, &mut rng).unwrap();
+            hits[one[0] as usize] += 1;
+        }
+        let stat = chi_square(&hits, &[10_000.0; 7]);
+        assert!(stat < chi_square_critical(6), "chi2 = {stat}");
+        let mut all = [9u32; 4];
+        sample_coordinates(4, &mut all, &mut rng).unwrap();
+        assert_eq!(all, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn coordinate_sampling_rejects_bad_t() {
+        let mut rng = simulation_rng(0);
+        assert!(sample_coordinates(3, &mut [0u32; 4], &mut rng).is_none());
+        assert!(sample_coordinates(3, &mut [], &mut rng).is_none());
+        assert!(sample_coordinates(0, &mut [0u32; 1], &mut rng).is_none());
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod accounting;
 pub mod analyzer;
+pub mod audit;
 pub mod calibrate;
 pub mod encode;
 pub mod params;

@@ -7,7 +7,8 @@ use anyhow::Result;
 use blanket::accounting::Method;
 use blanket::calibrate::Target;
 use blanket::params::{DomainSize, Precision};
-use blanket::protocol::{DomainConvention, Histogram, ScalarSum, ScalarSumShape};
+use blanket::protocol::vector_sum::{paper_gamma_raw, paper_mse_bound};
+use blanket::protocol::{DomainConvention, Histogram, ScalarSum, ScalarSumShape, VectorSum};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
@@ -18,6 +19,9 @@ pub enum CalibrateCommand {
     Histogram(HistogramArgs),
     /// Sum of reals in [0, 1] (randomized rounding to k levels + GRR over k + 1 values).
     ScalarSum(ScalarSumArgs),
+    /// Sum of vectors in [0, 1]^d (t sampled coordinates per user, each rounded to k levels
+    /// and randomized by GRR over k + 1 values; Scott et al. 2021).
+    VectorSum(VectorSumArgs),
 }
 
 /// Arguments of `calibrate histogram`.
@@ -52,6 +56,36 @@ pub struct ScalarSumArgs {
     pub k: Option<u64>,
     /// Calibrate with the paper's domain size m = k instead of the true k + 1 message
     /// values. For reproducing the papers only: the guarantee is then not certified.
+    #[arg(long)]
+    pub paper_domain: bool,
+    /// Which bound certifies the guarantee.
+    #[arg(long, value_enum, default_value_t)]
+    pub accountant: AccountantChoice,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `calibrate vector-sum`.
+#[derive(Args)]
+pub struct VectorSumArgs {
+    /// Number of users (e.g. 50000).
+    #[arg(long, allow_hyphen_values = true)]
+    pub n: f64,
+    /// Dimension d of the vectors.
+    #[arg(long)]
+    pub d: u64,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Fixed precision k (default: the k minimizing the predicted error).
+    #[arg(long)]
+    pub k: Option<u64>,
+    /// Fixed number t of coordinates each user reports (default: the t minimizing the
+    /// predicted error).
+    #[arg(long)]
+    pub t: Option<u64>,
+    /// Calibrate with the paper's domain size k per coordinate instead of the true k + 1
+    /// values. For reproducing the paper only: the guarantee is then not certified.
     #[arg(long)]
     pub paper_domain: bool,
     /// Which bound certifies the guarantee.
@@ -101,6 +135,16 @@ pub struct CalibrationReport {
     pub certified_delta: f64,
     /// Notes for the reader (safety caveats).
     pub notes: Vec<String>,
+    /// Dimension (vector sum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub d: Option<u32>,
+    /// Coordinates reported per user (vector sum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t: Option<u32>,
+    /// The gamma of the paper's closed form at the same parameters (vector sum: Theorem 4.1
+    /// and Section 4.5 of Scott et al. 2021), for comparison; not what certifies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper_gamma: Option<f64>,
 }
 
 impl CalibrationReport {
@@ -116,8 +160,17 @@ impl CalibrationReport {
             ("gamma", num(self.gamma)),
             ("eps0 (local)", num(self.eps0)),
         ];
+        if let Some(d) = self.d {
+            rows.push(("d", d.to_string()));
+        }
+        if let Some(t) = self.t {
+            rows.push(("t (coordinates per user)", t.to_string()));
+        }
         if let Some(k) = self.k {
             rows.push(("k", k.to_string()));
+        }
+        if let Some(g) = self.paper_gamma {
+            rows.push(("gamma of the paper's formula", num(g)));
         }
         rows.push(("message values", self.message_values.to_string()));
         rows.push(("accounted domain m", self.accounted_domain.to_string()));
@@ -177,6 +230,9 @@ pub fn histogram(
         certified_epsilon: cal.certified.map(|g| g.epsilon),
         certified_delta: cal.guarantee.delta,
         notes: eps_note(target, cal.guarantee.method),
+        d: None,
+        t: None,
+        paper_gamma: None,
     };
     Ok((h, report))
 }
@@ -234,8 +290,84 @@ pub fn scalar_sum(
         certified_epsilon: cal.certified.map(|g| g.epsilon),
         certified_delta: cal.guarantee.delta,
         notes,
+        d: None,
+        t: None,
+        paper_gamma: None,
     };
     Ok((p, report))
+}
+
+/// Calibrates the vector-sum protocol (k and t minimizing the predicted error unless fixed).
+pub fn vector_sum(
+    d: u64,
+    t: Option<u64>,
+    k: Option<u64>,
+    paper_domain: bool,
+    target: &Target,
+    choice: AccountantChoice,
+) -> Result<(VectorSum, CalibrationReport)> {
+    let acct = resolve(choice);
+    let convention = if paper_domain {
+        DomainConvention::Paper
+    } else {
+        DomainConvention::TrueDomain
+    };
+    let k = k.map(Precision::new).transpose()?;
+    let (p, cal) = VectorSum::calibrate(d, t, k, convention, target, acct.as_ref())?;
+    let (kk, tt, dd) = (p.k().get(), p.t(), p.d());
+    let (n, eps, delta) = (target.n.get(), target.eps.get(), target.delta.get());
+    let mut notes = eps_note(target, cal.instance.guarantee.method);
+    notes.push(if tt == 1 {
+        format!(
+            "t = 1: the protocol is certified as shuffled GRR over d * (k + 1) = {} (coordinate, value) pairs with n users (exact reduction, docs/vector-sum.md)",
+            u64::from(dd) * (u64::from(kk) + 1)
+        )
+    } else {
+        format!(
+            "t = {tt}: certified per coordinate (GRR over k + 1 values, at least {} users per coordinate except with probability delta/4) and composed over the t coordinates (docs/vector-sum.md)",
+            cal.requirement.n
+        )
+    });
+    if paper_domain {
+        notes.push(format!(
+            "--paper-domain: gamma was calibrated for k = {kk} values per coordinate as in the paper, but the messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
+            kk + 1,
+            match cal.certified {
+                Some(g) => format!(" (the certified epsilon is {})", num(g.epsilon)),
+                None => " (the accountant certifies no epsilon for them)".to_string(),
+            }
+        ));
+    }
+    let levels = if paper_domain { kk } else { kk + 1 };
+    let report = CalibrationReport {
+        protocol: "vector-sum",
+        n,
+        eps,
+        delta,
+        gamma: cal.gamma.get(),
+        eps0: blanket::randomizer::grr::local_epsilon(kk_levels(kk)?, cal.gamma),
+        k: Some(kk),
+        message_values: kk + 1,
+        accounted_domain: cal.requirement.m.get(),
+        paper_domain,
+        predicted_mse: cal.predicted_mse,
+        predicted_mse_meaning: "worst case over data of n users of the expected squared error of the estimated mean vector, summed over the d coordinates, on the [0, 1] scale",
+        paper_bound_mse: (eps < 6.0)
+            .then(|| paper_mse_bound(n, dd, tt, eps, delta, cal.gamma.get())),
+        method: cal.instance.guarantee.method.name().to_string(),
+        citation: cal.instance.guarantee.method.citation(),
+        certified_epsilon: cal.certified.map(|g| g.epsilon),
+        certified_delta: delta,
+        notes,
+        d: Some(dd),
+        t: Some(tt),
+        paper_gamma: paper_gamma_raw(n, dd, levels, tt, eps, delta).ok(),
+    };
+    Ok((p, report))
+}
+
+fn kk_levels(k: u32) -> Result<DomainSize> {
+    Ok(Precision::new(u64::from(k))?.levels())
 }
 
 fn eps_note(target: &Target, method: Method) -> Vec<String> {
@@ -260,6 +392,11 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
         CalibrateCommand::ScalarSum(a) => {
             let target = a.target.target(a.n)?;
             let (_, report) = scalar_sum(a.k, a.paper_domain, &target, a.accountant)?;
+            report.print(a.json)
+        }
+        CalibrateCommand::VectorSum(a) => {
+            let target = a.target.target(a.n)?;
+            let (_, report) = vector_sum(a.d, a.t, a.k, a.paper_domain, &target, a.accountant)?;
             report.print(a.json)
         }
     }

@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod account;
 pub mod bench;
 pub mod calibrate;
 pub mod common;

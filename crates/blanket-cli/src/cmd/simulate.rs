@@ -6,12 +6,16 @@ use super::common::{mean_ci, progress, TargetArgs};
 use crate::accountant::AccountantChoice;
 use crate::data::{self, Provenance};
 use crate::output::{kv_table, num, print_json, table};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use blanket::params::{DomainSize, NumUsers};
+use blanket::protocol::vector_sum::{check_dimension, paper_mse_bound};
 use blanket::protocol::{Histogram, ScalarSum};
+use blanket::protocol::{UnitVectors, VectorSum};
 use blanket::simulate::run_single_message;
+use blanket_data::ecg_beats::{self, BEAT_LEN};
 use clap::{Args, Subcommand};
 use serde::Serialize;
+use std::path::Path;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -22,6 +26,8 @@ pub enum SimulateCommand {
     Histogram(SimHistogramArgs),
     /// Sum of reals in [0, 1].
     ScalarSum(SimScalarSumArgs),
+    /// Sum of vectors in [0, 1]^d.
+    VectorSum(SimVectorSumArgs),
 }
 
 /// Options shared by every simulation.
@@ -88,6 +94,38 @@ pub struct SimScalarSumArgs {
     pub run: RunArgs,
 }
 
+/// Arguments of `simulate vector-sum`.
+#[derive(Args)]
+pub struct SimVectorSumArgs {
+    /// Number of users (default: the number of data vectors).
+    #[arg(long, allow_hyphen_values = true)]
+    pub n: Option<f64>,
+    /// Dimension d (the first d values of each data row are used for the ECG sources).
+    #[arg(long, default_value_t = 100)]
+    pub d: u64,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Fixed precision k (default: calibrated).
+    #[arg(long)]
+    pub k: Option<u64>,
+    /// Fixed number t of coordinates per user (default: calibrated).
+    #[arg(long)]
+    pub t: Option<u64>,
+    /// Calibrate with the paper's k values per coordinate (reproduction only; not certified).
+    #[arg(long)]
+    pub paper_domain: bool,
+    /// The vectors: `ecg-beats` (heartbeats of the embedded ECG, about a hundred),
+    /// `ecg-windows` (every d-sample window of the normalized ECG, about 37000), or a CSV file
+    /// with one vector of d values in [0, 1] per row.
+    #[arg(long, default_value = "ecg-windows")]
+    pub data: String,
+    /// Which bound certifies the guarantee.
+    #[arg(long, value_enum, default_value_t)]
+    pub accountant: AccountantChoice,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
 /// What `simulate` prints (JSON keys are a contract).
 #[derive(Serialize)]
 pub struct SimulationReport {
@@ -123,6 +161,15 @@ pub struct SimulationReport {
     pub calibration: CalibrationReport,
     /// Protocol-specific estimates of the first repetition.
     pub first_repetition: serde_json::Value,
+    /// Dimension (vector sum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub d: Option<u32>,
+    /// Coordinates reported per user (vector sum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t: Option<u32>,
+    /// The paper's bound on the same error, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper_bound_mse: Option<f64>,
 }
 
 impl SimulationReport {
@@ -135,7 +182,7 @@ impl SimulationReport {
         if let Some(d) = detail {
             println!("{d}");
         }
-        let rows = vec![
+        let mut rows = vec![
             (
                 "data",
                 format!("{} ({})", self.data.source, self.data.selection),
@@ -150,6 +197,9 @@ impl SimulationReport {
             ("worst-case MSE (any data)", num(self.worst_case_mse)),
             ("seconds", format!("{:.3}", self.seconds)),
         ];
+        if let Some(b) = self.paper_bound_mse {
+            rows.insert(6, ("paper's bound (Thm 4.6 / Sec. 4.5)", num(b)));
+        }
         println!("{}", kv_table("Simulation", &rows));
         println!("MSE: {}", self.mse_meaning);
         Ok(())
@@ -175,7 +225,145 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
             let (report, detail) = simulate_scalar_sum(&p, &users, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
+        SimulateCommand::VectorSum(a) => {
+            let (vectors, prov) = vector_data(&a.data, a.d, users_arg(a.n)?, a.run.seed)?;
+            let target = a.target.target(vectors.len() as f64)?;
+            let (p, cal) =
+                calibrate::vector_sum(a.d, a.t, a.k, a.paper_domain, &target, a.accountant)?;
+            let (report, detail) = simulate_vector_sum(&p, &vectors, cal, prov, &a.run)?;
+            report.print(a.run.json, Some(detail))
+        }
     }
+}
+
+/// Vectors in [0, 1]^d for n users from `source` (`ecg-beats`, `ecg-windows` or a CSV path),
+/// resized to n (the first n, or draws with replacement seeded by `seed` when n exceeds the
+/// distinct vectors; the provenance says which).
+pub fn vector_data(
+    source: &str,
+    d: u64,
+    n: Option<usize>,
+    seed: u64,
+) -> Result<(UnitVectors, Provenance)> {
+    let dd = check_dimension(d)? as usize;
+    let (rows, name) = match source {
+        "ecg-beats" => {
+            if dd > BEAT_LEN {
+                anyhow::bail!(
+                    "d must be at most {BEAT_LEN} with --data ecg-beats (a heartbeat has {BEAT_LEN} samples), got {dd}"
+                );
+            }
+            let rows: Vec<Vec<f64>> = ecg_beats::beats()
+                .into_iter()
+                .map(|b| b[..dd].to_vec())
+                .collect();
+            (
+                rows,
+                format!("embedded ECG heartbeats (MIT-BIH 208 at 125 Hz, Kachuee et al. 2018 segmentation), first {dd} samples of each beat"),
+            )
+        }
+        "ecg-windows" => (
+            ecg_beats::sliding_windows(dd),
+            format!("embedded ECG, every {dd}-sample window of the 125 Hz signal min-max normalized per 10 s"),
+        ),
+        path => {
+            let p = Path::new(path);
+            let rows = blanket_data::table::read_unit_vectors(data::open(p)?, Some(dd))
+                .with_context(|| format!("in data file {}", p.display()))?;
+            (rows, p.display().to_string())
+        }
+    };
+    if rows.is_empty() {
+        anyhow::bail!("the data source {source} has no vectors of dimension {dd}");
+    }
+    let n = n.unwrap_or(rows.len());
+    let (rows, prov) = data::resize(rows, n, seed, name);
+    Ok((UnitVectors::new(d, rows)?, prov))
+}
+
+/// Simulates the vector-sum protocol; the error is the squared error of the mean vector
+/// summed over coordinates, on the [0, 1] scale.
+pub fn simulate_vector_sum(
+    p: &VectorSum,
+    vectors: &UnitVectors,
+    calibration: CalibrationReport,
+    data: Provenance,
+    run: &RunArgs,
+) -> Result<(SimulationReport, String)> {
+    let truth = vectors.mean();
+    let n = vectors.len() as u64;
+    let start = Instant::now();
+    let pb = progress(u64::from(run.reps), "vector sum", run.json);
+    let mut sq = Vec::new();
+    let mut first = None;
+    for rep in 0..run.reps {
+        let state = p.simulate(vectors, run.seed, rep, !run.no_shuffle)?;
+        let est = p.estimate(&state)?;
+        sq.push(
+            est.mean
+                .iter()
+                .zip(&truth)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>(),
+        );
+        first.get_or_insert(est);
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let (mse, ci) = mean_ci(&sq);
+    let predicted = p.exact_mean_mse(vectors);
+    let (eps, delta) = (calibration.eps, calibration.delta);
+    let detail = first.as_ref().map(|e| {
+        let show = truth.len().min(8);
+        let rows: Vec<Vec<String>> = (0..show)
+            .map(|j| {
+                vec![
+                    j.to_string(),
+                    format!("{:.4}", truth[j]),
+                    format!("{:.4}", e.mean[j]),
+                    format!("{:+.4}", e.mean[j] - truth[j]),
+                    e.reports[j].to_string(),
+                ]
+            })
+            .collect();
+        format!(
+            "First repetition (first {show} of {} coordinates; {} unreported)\n{}",
+            truth.len(),
+            e.unreported.len(),
+            table(
+                &["coordinate", "true mean", "estimate", "error", "reports"],
+                &rows
+            )
+        )
+    });
+    let report = SimulationReport {
+        protocol: "vector-sum",
+        n,
+        gamma: p.gamma().get(),
+        reps: run.reps,
+        seed: run.seed,
+        mse,
+        mse_ci95: ci,
+        predicted_mse: predicted,
+        worst_case_mse: p.worst_case_mean_mse(n),
+        mse_meaning: "squared error of the estimated mean vector summed over the d coordinates, on the [0, 1] scale (the authors' code works on [-1, 1]: multiply by 4)",
+        mse_ratio: mse / predicted,
+        seconds,
+        shuffled: !run.no_shuffle,
+        data,
+        calibration,
+        first_repetition: serde_json::json!({
+            "true_mean": truth,
+            "estimated_mean": first.as_ref().map(|e| &e.mean),
+            "reports": first.as_ref().map(|e| &e.reports),
+            "unreported": first.as_ref().map(|e| &e.unreported),
+        }),
+        d: Some(p.d()),
+        t: Some(p.t()),
+        paper_bound_mse: (eps < 6.0).then(|| paper_mse_bound(n, p.d(), p.t(), eps, delta, p.gamma().get())),
+    };
+    Ok((report, detail.unwrap_or_default()))
 }
 
 /// Validates `--n` before any data is resized to it.
@@ -284,6 +472,9 @@ pub fn simulate_histogram(
             "true_counts": truth,
             "estimated_counts": first.counts,
         }),
+        d: None,
+        t: None,
+        paper_bound_mse: None,
     };
     Ok((report, detail))
 }
@@ -358,6 +549,9 @@ pub fn simulate_scalar_sum(
         data,
         calibration,
         first_repetition: serde_json::to_value(first)?,
+        d: None,
+        t: None,
+        paper_bound_mse: None,
     };
     Ok((report, detail.unwrap_or_default()))
 }

@@ -102,11 +102,7 @@ pub fn ln_pmf(x: u64, n: u64, p: f64, q: f64) -> f64 {
         return nf * if q < 0.5 { (-q).ln_1p() } else { p.ln() };
     }
     let xf = x as f64;
-    let lc = stirlerr(n)
-        - stirlerr(x)
-        - stirlerr(n - x)
-        - bd0(xf, nf * p)
-        - bd0(nf - xf, nf * q);
+    let lc = stirlerr(n) - stirlerr(x) - stirlerr(n - x) - bd0(xf, nf * p) - bd0(nf - xf, nf * q);
     let lf = (2.0 * core::f64::consts::PI).ln() + xf.ln() + (-xf / nf).ln_1p();
     lc - 0.5 * lf
 }
@@ -233,7 +229,12 @@ impl MillsRatio {
                 let r = 2f64.powi(c as i32);
                 Self { c, x, lo: r, hi: r }
             } else {
-                Self { c, x, lo: f64::MAX, hi: f64::INFINITY }
+                Self {
+                    c,
+                    x,
+                    lo: f64::MAX,
+                    hi: f64::INFINITY,
+                }
             };
         }
         let cf = c as f64;
@@ -286,9 +287,15 @@ impl MillsRatio {
             let inv_b = (-ln_b).exp();
             let u_lo = sum * (1.0 - err);
             let u_hi = (sum + tail) * (1.0 + err);
-            let lo = ((inv_b * (1.0 - 4.0 * f64::EPSILON) - u_hi) * (1.0 - 4.0 * f64::EPSILON)).max(1.0);
+            let lo =
+                ((inv_b * (1.0 - 4.0 * f64::EPSILON) - u_hi) * (1.0 - 4.0 * f64::EPSILON)).max(1.0);
             let hi = (inv_b * (1.0 + 4.0 * f64::EPSILON) - u_lo) * (1.0 + 4.0 * f64::EPSILON);
-            Self { c, x, lo, hi: hi.max(lo) }
+            Self {
+                c,
+                x,
+                lo,
+                hi: hi.max(lo),
+            }
         }
     }
 
@@ -384,7 +391,10 @@ mod tests {
             for x in 0..=n {
                 let a = ln_pmf(x, n, p, 1.0 - p);
                 let b = ln_pmf_naive(x, n, p);
-                assert!((a - b).abs() < 1e-10 * (1.0 + b.abs()), "{n} {p} {x}: {a} {b}");
+                assert!(
+                    (a - b).abs() < 1e-10 * (1.0 + b.abs()),
+                    "{n} {p} {x}: {a} {b}"
+                );
                 total += a.exp();
             }
             assert!((total - 1.0).abs() < 1e-12, "{total}");
@@ -419,7 +429,10 @@ mod tests {
         for &(c, x) in &[(10u64, 3u64), (200, 80), (200, 120), (1000, 470), (50, 0)] {
             let m = MillsRatio::direct(c, x);
             let t = truth(c, x);
-            assert!(m.lo <= t * (1.0 + 1e-13) && m.hi >= t * (1.0 - 1e-13), "{c} {x}: {m:?} {t}");
+            assert!(
+                m.lo <= t * (1.0 + 1e-13) && m.hi >= t * (1.0 - 1e-13),
+                "{c} {x}: {m:?} {t}"
+            );
             assert!(m.hi / m.lo - 1.0 < 1e-12);
         }
         // Walk down a ray from c = 2000 to 1000 along x = 0.4 c.
@@ -429,7 +442,10 @@ mod tests {
             m.move_to(c, x);
             if c % 97 == 0 {
                 let t = truth(c, x);
-                assert!(m.lo <= t * (1.0 + 1e-12) && m.hi >= t * (1.0 - 1e-12), "{c} {x}: {m:?} {t}");
+                assert!(
+                    m.lo <= t * (1.0 + 1e-12) && m.hi >= t * (1.0 - 1e-12),
+                    "{c} {x}: {m:?} {t}"
+                );
                 assert!(m.hi / m.lo - 1.0 < 1e-10);
             }
         }

@@ -6,11 +6,27 @@
 //! cannot be applied to a generic eps0-LDP randomizer. Numbers it returns are upper bounds,
 //! with floating-point error rounded toward the safe side (see [`round_up`]).
 
+// `!(x < y)` is deliberate throughout: it is true for NaN, so NaN inputs take the safe branch.
+// The Stirling table keeps its 20 computed digits.
+#![allow(clippy::neg_cmp_op_on_partial_ord, clippy::excessive_precision)]
+
+pub mod best;
 pub mod binomial;
 pub mod blanket_closed;
 pub mod clones;
+pub mod composition;
+pub mod erlingsson;
+pub mod fmt21_closed;
+pub mod grr_exact;
+pub mod variation_ratio;
 
+pub use best::Best;
 pub use blanket_closed::BlanketTheorem31;
+pub use clones::{Fmt21Numerical, StrongerClones};
+pub use erlingsson::ErlingssonClosed;
+pub use fmt21_closed::Fmt21Closed;
+pub use grr_exact::GrrExact;
+pub use variation_ratio::VariationRatio;
 
 use crate::params::{Delta, DomainSize, Epsilon, NumUsers};
 use serde::Serialize;
@@ -63,6 +79,20 @@ impl LocalRandomizer {
 pub enum Method {
     /// Balle, Bell, Gascon, Nissim 2019, Theorem 3.1 (closed form for GRR).
     BlanketClosed,
+    /// Feldman, McMillan, Talwar 2021, the paper's closed form (generic eps0-LDP).
+    Fmt21Closed,
+    /// Feldman, McMillan, Talwar 2021, the clone reduction computed exactly.
+    Fmt21Numerical,
+    /// Feldman, McMillan, Talwar 2023, stronger clones (k-RR only), computed exactly.
+    ClonesKrr,
+    /// Wang et al. 2024, variation-ratio bound for k-RR, computed exactly.
+    VariationRatio,
+    /// Exact blanket divergence of the shuffled GRR (derived in docs/accounting.md).
+    GrrExact,
+    /// Erlingsson et al. 2019 closed form.
+    ErlingssonClosed,
+    /// The smallest of the applicable bounds above (an accountant, not a theorem).
+    Best,
 }
 
 impl Method {
@@ -70,6 +100,13 @@ impl Method {
     pub fn name(self) -> &'static str {
         match self {
             Method::BlanketClosed => "blanket-closed",
+            Method::Fmt21Closed => "fmt21-closed",
+            Method::Fmt21Numerical => "fmt21-numerical",
+            Method::ClonesKrr => "clones-krr",
+            Method::VariationRatio => "variation-ratio",
+            Method::GrrExact => "grr-exact",
+            Method::ErlingssonClosed => "erlingsson-closed",
+            Method::Best => "best",
         }
     }
 
@@ -79,6 +116,58 @@ impl Method {
             Method::BlanketClosed => {
                 "Balle, Bell, Gascon, Nissim, The Privacy Blanket of the Shuffle Model, CRYPTO 2019, Theorem 3.1"
             }
+            Method::Fmt21Closed => {
+                "Feldman, McMillan, Talwar, Hiding Among the Clones, FOCS 2021, Theorem 3.1 (closed form)"
+            }
+            Method::Fmt21Numerical => {
+                "Feldman, McMillan, Talwar, Hiding Among the Clones, FOCS 2021, Theorem 3.2 (clone reduction, computed exactly)"
+            }
+            Method::ClonesKrr => {
+                "Feldman, McMillan, Talwar, Stronger Privacy Amplification by Shuffling for Renyi and Approximate DP, SODA 2023, Theorem 3.1 with erratum (k-RR)"
+            }
+            Method::VariationRatio => {
+                "Wang et al., Privacy Amplification via Shuffling: Unified, Simplified, and Tightened, VLDB 2024 (variation-ratio reduction, k-RR parameters)"
+            }
+            Method::GrrExact => {
+                "blanket: exact blanket divergence of shuffled GRR with blanket users revealed (docs/accounting.md)"
+            }
+            Method::ErlingssonClosed => {
+                "Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, Amplification by Shuffling, SODA 2019, Theorem 7.1"
+            }
+            Method::Best => "the smallest certified bound among the applicable methods",
+        }
+    }
+
+    /// Every method, in the order reports list them.
+    pub const ALL: [Method; 7] = [
+        Method::BlanketClosed,
+        Method::ErlingssonClosed,
+        Method::Fmt21Closed,
+        Method::Fmt21Numerical,
+        Method::ClonesKrr,
+        Method::VariationRatio,
+        Method::GrrExact,
+    ];
+
+    /// The method named `name` (as on the command line).
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL
+            .into_iter()
+            .chain([Method::Best])
+            .find(|m| m.name() == name)
+    }
+
+    /// The accountant implementing this method.
+    pub fn accountant(self) -> Box<dyn ShuffleAccountant> {
+        match self {
+            Method::BlanketClosed => Box::new(BlanketTheorem31),
+            Method::Fmt21Closed => Box::new(Fmt21Closed),
+            Method::Fmt21Numerical => Box::new(Fmt21Numerical),
+            Method::ClonesKrr => Box::new(StrongerClones),
+            Method::VariationRatio => Box::new(VariationRatio),
+            Method::GrrExact => Box::new(GrrExact),
+            Method::ErlingssonClosed => Box::new(ErlingssonClosed),
+            Method::Best => Box::new(Best::default()),
         }
     }
 }
@@ -142,6 +231,52 @@ pub trait ShuffleAccountant: Sync {
         delta: Delta,
     ) -> Result<f64, AccountingError>;
 
+    /// The certified guarantee at `delta`, naming the method that certified it (for a
+    /// combined accountant, the winning method).
+    fn guarantee(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        delta: Delta,
+    ) -> Result<Guarantee, AccountingError> {
+        Ok(Guarantee {
+            epsilon: self.epsilon(randomizer, n, delta)?,
+            delta: delta.get(),
+            method: self.method(),
+        })
+    }
+
+    /// Whether this accountant certifies exactly (eps, delta) through its delta(eps) curve,
+    /// and with which method (used to state a calibrated target exactly instead of the
+    /// bisection's upper end, which can exceed it by the 1e-6 resolution).
+    fn certify_at(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        eps: f64,
+        delta: f64,
+    ) -> Option<Method> {
+        self.delta(randomizer, n, eps)
+            .ok()
+            .filter(|&d| d <= delta)
+            .map(|_| self.method())
+    }
+
+    /// Certified delta at `eps` (an upper bound on the privacy curve), for methods that give
+    /// the whole curve. Closed forms, which give eps at a delta, return `NotApplicable`.
+    fn delta(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        eps: f64,
+    ) -> Result<f64, AccountingError> {
+        let _ = (randomizer, n, eps);
+        Err(AccountingError::NotApplicable {
+            method: self.method(),
+            reason: "this closed form gives eps at a given delta, not delta(eps)".into(),
+        })
+    }
+
     /// The smallest blanket probability gamma of GRR over m values whose shuffled guarantee
     /// is at most `eps` at `delta`. The returned gamma is certified: `epsilon` at it is
     /// <= `eps`. Default: bisection on gamma (epsilon is non-increasing in gamma), relative
@@ -189,4 +324,81 @@ pub fn round_up(x: f64, ulps: u32) -> f64 {
         y = y.next_up();
     }
     y
+}
+
+/// The local eps0 a method should use for a randomizer, validated (finite, > 0).
+pub(crate) fn checked_eps0(method: Method, r: &LocalRandomizer) -> Result<f64, AccountingError> {
+    let bad = |reason: String| AccountingError::NotApplicable { method, reason };
+    match *r {
+        LocalRandomizer::Generic { eps0 } => {
+            if eps0.is_finite() && eps0 > 0.0 {
+                Ok(eps0)
+            } else {
+                Err(bad(format!("eps0 must be a finite number > 0, got {eps0}")))
+            }
+        }
+        LocalRandomizer::Grr { m, gamma } => {
+            if m < 2 {
+                return Err(bad(format!("GRR needs m >= 2 values, got {m}")));
+            }
+            if !(gamma > 0.0 && gamma < 1.0) {
+                return Err(bad(format!("gamma must be in (0, 1), got {gamma}")));
+            }
+            Ok(r.eps0())
+        }
+    }
+}
+
+/// The k of a k-RR randomizer, or `NotApplicable` for a generic one (bounds that hold only
+/// for k-ary randomized response must never be applied to a generic eps0-LDP randomizer).
+pub(crate) fn krr_k(method: Method, r: &LocalRandomizer) -> Result<u32, AccountingError> {
+    match *r {
+        LocalRandomizer::Grr { m, .. } => Ok(m),
+        LocalRandomizer::Generic { .. } => Err(AccountingError::NotApplicable {
+            method,
+            reason: "this bound holds only for k-ary randomized response (GRR), not for a generic eps0-LDP randomizer".into(),
+        }),
+    }
+}
+
+/// Smallest gamma of GRR over m values with `acct.delta(GRR(m, gamma), n, eps) <= delta`:
+/// bisection on gamma (delta is non-increasing in gamma), one delta evaluation per step,
+/// relative resolution 1e-9, returning the certified (upper) end.
+pub(crate) fn min_gamma_by_delta(
+    acct: &(impl ShuffleAccountant + ?Sized),
+    m: DomainSize,
+    n: NumUsers,
+    eps: Epsilon,
+    delta: Delta,
+) -> Result<f64, AccountingError> {
+    let ok = |gamma: f64| {
+        acct.delta(&LocalRandomizer::Grr { m: m.get(), gamma }, n, eps.get())
+            .is_ok_and(|d| d <= delta.get())
+    };
+    let mut hi = 1.0f64.next_down();
+    if !ok(hi) {
+        return Err(AccountingError::Unreachable {
+            method: acct.method(),
+            eps: eps.get(),
+            delta: delta.get(),
+            n: n.get(),
+            m: m.get(),
+        });
+    }
+    let mut lo = 0.0f64;
+    while hi - lo > 1e-9 * hi && hi > f64::MIN_POSITIVE {
+        let mid = if lo > 0.0 && hi / lo > 4.0 {
+            (lo * hi).sqrt()
+        } else if lo == 0.0 && hi > 1e-6 {
+            hi / 16.0
+        } else {
+            0.5 * (lo + hi)
+        };
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
 }

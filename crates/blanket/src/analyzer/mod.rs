@@ -2,9 +2,11 @@
 //! then the protocol turns the state into an estimate. Order never matters, so aggregation
 //! runs in parallel, streams, or shards across machines with the same code.
 
+pub mod coordinates;
 pub mod counts;
 pub mod sum;
 
+pub use coordinates::{CoordinateMessage, CoordinateSums};
 pub use counts::Counts;
 pub use sum::IntegerSum;
 

@@ -2,9 +2,16 @@
 
 pub mod histogram;
 pub mod scalar_sum;
+pub mod tensor;
+pub mod vector_sum;
 
 pub use histogram::{Histogram, HistogramEstimate, HistogramShape};
 pub use scalar_sum::{ScalarSum, ScalarSumEstimate, ScalarSumShape};
+pub use tensor::{Tensor, TensorError};
+pub use vector_sum::{
+    UnitVectors, VectorCalibration, VectorCalibrationError, VectorSum, VectorSumError,
+    VectorSumEstimate, VectorSumShape,
+};
 
 use serde::Serialize;
 

@@ -1,0 +1,78 @@
+//! `blanket bench accounting`: compute time of each numerical amplification bound at
+//! n = 1e6 and 1e8, delta = 1e-6, eps0 in {0.5, 1, 2, 4, 8} (release build recommended).
+
+use crate::output::{num, print_json, table};
+use anyhow::Result;
+use blanket::accounting::clones::CloneReduction;
+use blanket::accounting::variation_ratio::VariationRatioKrr;
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Serialize)]
+struct Row {
+    method: &'static str,
+    n: u64,
+    eps0: f64,
+    epsilon: f64,
+    seconds: f64,
+}
+
+/// Runs the accounting benchmark.
+pub fn run(json: bool) -> Result<()> {
+    let mut rows = Vec::new();
+    let k = 10u32;
+    for &n in &[1_000_000u64, 100_000_000] {
+        for &eps0 in &[0.5, 1.0, 2.0, 4.0, 8.0] {
+            let t = Instant::now();
+            let e = CloneReduction::fmt21(n, eps0).epsilon(1e-6);
+            rows.push(Row {
+                method: "fmt21-numerical",
+                n,
+                eps0,
+                epsilon: e,
+                seconds: t.elapsed().as_secs_f64(),
+            });
+            let t = Instant::now();
+            let e = CloneReduction::stronger(n, eps0).epsilon(1e-6);
+            rows.push(Row {
+                method: "clones-krr",
+                n,
+                eps0,
+                epsilon: e,
+                seconds: t.elapsed().as_secs_f64(),
+            });
+            let t = Instant::now();
+            let e = VariationRatioKrr::new(n, k, eps0).epsilon(1e-6);
+            rows.push(Row {
+                method: "variation-ratio (k=10)",
+                n,
+                eps0,
+                epsilon: e,
+                seconds: t.elapsed().as_secs_f64(),
+            });
+        }
+    }
+    if json {
+        return print_json(&rows);
+    }
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.method.to_string(),
+                format!("{:e}", r.n as f64),
+                r.eps0.to_string(),
+                num(r.epsilon),
+                format!("{:.4}", r.seconds),
+            ]
+        })
+        .collect();
+    println!(
+        "{}",
+        table(
+            &["method", "n", "eps0", "epsilon (delta=1e-6)", "seconds"],
+            &body
+        )
+    );
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! Measurement of the shuffle proof's cost, shared by the criterion bench and
+//! `blanket bench crypto`.
+//!
+//! For a list of `n` fresh ciphertexts (fixed seed) it times, per ciphertext:
+//! - *prove*: what a shuffler computes, `shuffle_and_prove` (re-randomize,
+//!   permute, prove), from ciphertexts in memory to a proof in memory;
+//! - *verify*: what the server computes, `ShuffleProof::from_bytes` (decoding
+//!   and validating the 3N + 5 points and 2N + 4 scalars) plus `verify`;
+//!
+//! on a 1-thread rayon pool and on the global pool (all threads). Generator
+//! derivation (`Generators::new`, a one-time setup per list length) is timed
+//! separately and excluded from both. Each figure is the minimum over `reps`
+//! runs.
+
+use std::time::Instant;
+
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+use crate::elgamal::{Ciphertext, Keypair};
+use crate::encoding::MessageError;
+use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof};
+
+/// Why a measurement could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Shuffle(#[from] ShuffleError),
+    #[error(transparent)]
+    Message(#[from] MessageError),
+    #[error("cannot build a 1-thread pool: {0}")]
+    ThreadPool(#[from] rayon::ThreadPoolBuildError),
+}
+
+/// Figures for one list size.
+#[derive(Clone, Debug)]
+pub struct ShuffleBench {
+    /// Number of ciphertexts.
+    pub n: usize,
+    /// Threads of the "all threads" pool.
+    pub threads: usize,
+    /// Shuffle + prove, ms per ciphertext, one thread.
+    pub prove_ms_single: f64,
+    /// Decode + verify, ms per ciphertext, one thread.
+    pub verify_ms_single: f64,
+    /// Shuffle + prove, ms per ciphertext, all threads.
+    pub prove_ms_all: f64,
+    /// Decode + verify, ms per ciphertext, all threads.
+    pub verify_ms_all: f64,
+    /// Of the single-thread prove time: re-randomize and permute only.
+    pub shuffle_only_ms_single: f64,
+    /// Of the single-thread verify time: proof decoding only.
+    pub decode_ms_single: f64,
+    /// Generator derivation, ms per ciphertext, all threads (one-time setup).
+    pub generators_ms_all: f64,
+    /// Encoded proof size in bytes.
+    pub proof_bytes: usize,
+}
+
+fn ms_per(start: Instant, n: usize) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3 / n as f64
+}
+
+struct Once {
+    prove: f64,
+    shuffle_only: f64,
+    verify: f64,
+    decode: f64,
+    bytes: usize,
+}
+
+fn run_once(
+    gens: &Generators,
+    kp: &Keypair,
+    input: &[Ciphertext],
+    rng: &mut ChaCha20Rng,
+) -> Result<Once, ShuffleError> {
+    let n = input.len();
+    let t = Instant::now();
+    let (output, proof) = shuffle::shuffle_and_prove(gens, &kp.public, input, b"bench", rng)?;
+    let prove = ms_per(t, n);
+    let t = Instant::now();
+    let _ = shuffle::shuffle(&kp.public, input, rng);
+    let shuffle_only = ms_per(t, n);
+    let bytes = proof.to_bytes();
+    let t = Instant::now();
+    let decoded = ShuffleProof::from_bytes(&bytes)?;
+    let decode = ms_per(t, n);
+    shuffle::verify(gens, &kp.public, input, &output, &decoded, b"bench")?;
+    let verify = ms_per(t, n);
+    Ok(Once {
+        prove,
+        shuffle_only,
+        verify,
+        decode,
+        bytes: bytes.len(),
+    })
+}
+
+/// Measure one list size (`reps` >= 1 repetitions per mode).
+pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError> {
+    let reps = reps.max(1);
+    let mut rng = ChaCha20Rng::seed_from_u64(0x0062_6c61_6e6b_6574);
+    let kp = Keypair::generate(&mut rng);
+    let t = Instant::now();
+    let gens = Generators::new(n);
+    let generators_ms_all = ms_per(t, n);
+    let input: Vec<Ciphertext> = (0..n as u64)
+        .map(|m| kp.public.encrypt(m, &mut rng))
+        .collect::<Result<_, _>>()?;
+
+    let single = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let best = |f: &mut dyn FnMut() -> Result<Once, ShuffleError>| -> Result<Once, BenchError> {
+        let mut best: Option<Once> = None;
+        for _ in 0..reps {
+            let o = f()?;
+            best = Some(match best {
+                None => o,
+                Some(b) => Once {
+                    prove: b.prove.min(o.prove),
+                    shuffle_only: b.shuffle_only.min(o.shuffle_only),
+                    verify: b.verify.min(o.verify),
+                    decode: b.decode.min(o.decode),
+                    bytes: o.bytes,
+                },
+            });
+        }
+        best.ok_or(BenchError::Shuffle(ShuffleError::Empty))
+    };
+    let s = best(&mut || single.install(|| run_once(&gens, &kp, &input, &mut rng.clone())))?;
+    let a = best(&mut || run_once(&gens, &kp, &input, &mut rng.clone()))?;
+    Ok(ShuffleBench {
+        n,
+        threads: rayon::current_num_threads(),
+        prove_ms_single: s.prove,
+        verify_ms_single: s.verify,
+        prove_ms_all: a.prove,
+        verify_ms_all: a.verify,
+        shuffle_only_ms_single: s.shuffle_only,
+        decode_ms_single: s.decode,
+        generators_ms_all,
+        proof_bytes: s.bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn measure_small() {
+        let b = super::measure_shuffle(8, 2).unwrap();
+        assert_eq!(b.n, 8);
+        assert_eq!(b.proof_bytes, 160 * 8 + 292);
+        assert!(b.prove_ms_single > 0.0 && b.verify_ms_all > 0.0);
+        assert!(b.threads >= 1);
+    }
+}

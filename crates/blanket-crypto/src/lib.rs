@@ -1,0 +1,36 @@
+//! Cryptographic building blocks for shuffling without a trusted shuffler
+//! (blanket issue 5; Balle, Bell, Gascon, "Amplification by Shuffling
+//! without Shuffling", CCS 2023, building blocks 1-6).
+//!
+//! - [`encoding`]: the message space (u64 embedded into a ristretto255 point);
+//! - [`elgamal`]: ElGamal over ristretto255, 64-byte ciphertexts;
+//! - [`shuffle`]: re-randomizing shuffle and the Terelius-Wikstrom proof of
+//!   shuffle (Haenni et al. pseudo-code), batched verification;
+//! - [`dleq`]: Chaum-Pedersen proofs of equal discrete logarithms;
+//! - [`dkg`]: joint-Feldman distributed key generation (t-of-c) with
+//!   complaints;
+//! - [`threshold`]: partial decryptions with DLEQ proofs and their
+//!   combination;
+//! - [`channel`]: authenticated encryption between registered clients
+//!   through an untrusted relay;
+//! - [`wire`]: encodings and the typed [`wire::DecodeError`].
+//!
+//! See `docs/crypto.md` for which parts are the paper's and which are
+//! blanket's design, and for measured costs.
+
+#![forbid(unsafe_code)]
+
+pub mod bench;
+pub mod channel;
+pub mod dkg;
+pub mod dleq;
+pub mod elgamal;
+pub mod encoding;
+mod msm;
+pub mod shuffle;
+pub mod threshold;
+pub mod transcript;
+pub mod wire;
+
+pub use curve25519_dalek;
+pub use elgamal::{Ciphertext, Keypair, PublicKey, SecretKey};

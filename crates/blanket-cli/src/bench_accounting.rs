@@ -1,9 +1,11 @@
 //! `blanket bench accounting`: compute time of each numerical amplification bound at
-//! n = 1e6 and 1e8, delta = 1e-6, eps0 in {0.5, 1, 2, 4, 8} (release build recommended).
+//! n = 1e6 and 1e8, delta = 1e-6, eps0 in {0.5, 1, 2, 4, 8} (release build recommended);
+//! the k-RR bounds with k = 10.
 
 use crate::output::{num, print_json, table};
 use anyhow::Result;
 use blanket::accounting::clones::CloneReduction;
+use blanket::accounting::grr_exact::GrrPair;
 use blanket::accounting::variation_ratio::VariationRatioKrr;
 use serde::Serialize;
 use std::time::Instant;
@@ -45,6 +47,17 @@ pub fn run(json: bool) -> Result<()> {
             let e = VariationRatioKrr::new(n, k, eps0).epsilon(1e-6);
             rows.push(Row {
                 method: "variation-ratio (k=10)",
+                n,
+                eps0,
+                epsilon: e,
+                seconds: t.elapsed().as_secs_f64(),
+            });
+            // k-RR over k = 10 values as GRR: gamma = k / (e^eps0 + k - 1).
+            let gamma = f64::from(k) / (eps0.exp() + f64::from(k) - 1.0);
+            let t = Instant::now();
+            let e = GrrPair::new(n, k, gamma).epsilon(1e-6);
+            rows.push(Row {
+                method: "grr-exact (k=10)",
                 n,
                 eps0,
                 epsilon: e,

@@ -38,6 +38,9 @@ enum Command {
     Account(cmd::account::AccountCommand),
     /// Measure throughput (users per second) of the client randomizer plus aggregation.
     Bench(BenchArgs),
+    /// Reproduce a paper's experiments (CSV, PNG plots and a markdown summary).
+    #[command(subcommand)]
+    Experiment(cmd::experiment::ExperimentCommand),
 }
 
 #[derive(Args)]
@@ -80,6 +83,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Calibrate(c) => cmd::calibrate::run(&c),
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
+        Command::Experiment(c) => cmd::experiment::run(&c),
         Command::Bench(b) => match b.what {
             None => cmd::bench::run(&b.protocols),
             Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),

@@ -53,8 +53,11 @@ fn calibrate_json_keys() {
         "1e-6",
         "--domain",
         "10",
+        "--accountant",
+        "paper",
         "--json",
     ]);
+    assert_eq!(h["method"], "blanket-closed");
     for key in ["gamma", "eps0", "predicted_mse", "method"] {
         assert!(h.get(key).is_some(), "missing {key}: {h}");
     }
@@ -64,6 +67,13 @@ fn calibrate_json_keys() {
     assert!(g >= hand && (g - hand) / hand < 1e-12, "{g} vs {hand}");
     let eps0 = h["eps0"].as_f64().unwrap();
     assert!((eps0 - (1.0 + 10.0 * (1.0 - g) / g).ln()).abs() < 1e-12);
+    // The default (best certified) accountant needs no more blanket than the closed form.
+    let best = json(&[
+        "calibrate", "histogram", "--n", "1e6", "--eps", "0.5", "--delta", "1e-6", "--domain", "10",
+        "--json",
+    ]);
+    assert!(best["gamma"].as_f64().unwrap() <= g);
+    assert!(best["certified_epsilon"].as_f64().unwrap() <= 0.5);
 
     let s = json(&[
         "calibrate",
@@ -218,22 +228,23 @@ fn bad_parameters_are_named() {
         ],
         "k must be an integer from 1",
     );
-    // gamma >= 1: the error names the smallest n that works.
+    // gamma >= 1: the error names the smallest n that works (Theorem 3.1 by hand:
+    // n - 1 > 14 * 10 * ln(2e6) / 0.25 = 8124.85).
     fails_with(
         &[
-            "calibrate",
-            "histogram",
-            "--n",
-            "1000",
-            "--domain",
-            "10",
-            "--eps",
-            "0.5",
-            "--delta",
-            "1e-6",
+            "calibrate", "histogram", "--n", "1000", "--domain", "10", "--eps", "0.5", "--delta",
+            "1e-6", "--accountant", "paper",
         ],
         "the smallest n that works at this eps and delta is 8126",
     );
+    // The tight accountant always finds a gamma < 1 (at worst the local guarantee eps0 <= eps),
+    // so with few users it falls back to nearly local noise, and says which bound certified it.
+    let few = json(&[
+        "calibrate", "histogram", "--n", "20", "--domain", "10", "--eps", "0.5", "--delta", "1e-6",
+        "--json",
+    ]);
+    assert!(few["certified_epsilon"].as_f64().unwrap() <= 0.5);
+    assert!(few["gamma"].as_f64().unwrap() < 1.0);
 }
 
 #[test]

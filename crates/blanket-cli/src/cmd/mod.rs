@@ -5,4 +5,5 @@ pub mod bench;
 pub mod calibrate;
 pub mod common;
 pub mod demo;
+pub mod experiment;
 pub mod simulate;

@@ -133,29 +133,9 @@ impl Window {
     /// The window of Bin(n, p) (q = 1 - p) whose outside mass is at most about `tail` on each
     /// side (the bounds actually reported are rigorous whatever `tail` is).
     pub fn new(n: u64, p: f64, q: f64, tail: f64) -> Self {
-        let nf = n as f64;
-        let mean = nf * p;
-        let sd = (nf * p * q).sqrt();
-        let k = (2.0 * (1.0 / tail).ln()).sqrt() + 2.0;
-        let lo = (mean - k * sd - 2.0).floor().max(0.0) as u64;
-        let hi = ((mean + k * sd + 2.0).ceil() as u64).min(n);
+        let (lo, hi) = window_range(n, p, q, tail);
         let ln_pmf: Vec<f64> = (lo..=hi).map(|x| ln_pmf(x, n, p, q)).collect();
-        let below = if lo == 0 {
-            0.0
-        } else {
-            // Pr[X = x - 1] / Pr[X = x] = x q / ((n - x + 1) p) decreases as x decreases, so
-            // Pr[X < lo] <= Pr[X = lo - 1] / (1 - rho) with rho the ratio at x = lo - 1.
-            let x = lo - 1;
-            let rho = (x as f64 * q) / ((nf - x as f64 + 1.0) * p);
-            geometric_bound(ln_pmf_at(n, p, q, x), rho)
-        };
-        let above = if hi == n {
-            0.0
-        } else {
-            let x = hi + 1;
-            let rho = ((nf - x as f64) * p) / ((x as f64 + 1.0) * q);
-            geometric_bound(ln_pmf_at(n, p, q, x), rho)
-        };
+        let (below, above) = tail_bounds(n, p, q, lo, hi);
         Self {
             lo,
             hi,
@@ -178,6 +158,62 @@ impl Window {
 
 fn ln_pmf_at(n: u64, p: f64, q: f64, x: u64) -> f64 {
     ln_pmf(x, n, p, q)
+}
+
+/// The interval [lo, hi] of Bin(n, p) (q = 1 - p) around its mean whose outside mass is
+/// at most about `tail` on each side: mean +- (sqrt(2 ln(1/tail)) + 2) sd, widened by 2, then
+/// widened further while the rigorous bound of [`tail_bounds`] on a side exceeds `tail` (the
+/// normal approximation is far too narrow for skewed, small-mean binomials: Bin(1e5, 2e-6)
+/// has Pr[X > 7] ~ 6e-11, not 1e-16).
+pub fn window_range(n: u64, p: f64, q: f64, tail: f64) -> (u64, u64) {
+    let nf = n as f64;
+    let mean = nf * p;
+    let sd = (nf * p * q).sqrt();
+    let k = (2.0 * (1.0 / tail).ln()).sqrt() + 2.0;
+    let mut lo = (mean - k * sd - 2.0).floor().max(0.0) as u64;
+    let mut hi = ((mean + k * sd + 2.0).ceil() as u64).min(n).max(lo);
+    let mut step = 1 + (hi - lo) / 8;
+    for _ in 0..64 {
+        let (below, above) = tail_bounds(n, p, q, lo, hi);
+        let mut widened = false;
+        if above > tail && hi < n {
+            hi = hi.saturating_add(step).min(n);
+            widened = true;
+        }
+        if below > tail && lo > 0 {
+            lo = lo.saturating_sub(step);
+            widened = true;
+        }
+        if !widened {
+            break;
+        }
+        step = step.saturating_mul(2);
+    }
+    (lo, hi)
+}
+
+/// Rigorous upper bounds (Pr[X < lo], Pr[X > hi]) for X ~ Bin(n, p), q = 1 - p: geometric
+/// bounds from the monotone pmf ratio (1 where the ratio is not below 1, i.e. when the
+/// interval does not contain the mode).
+pub fn tail_bounds(n: u64, p: f64, q: f64, lo: u64, hi: u64) -> (f64, f64) {
+    let nf = n as f64;
+    let below = if lo == 0 {
+        0.0
+    } else {
+        // Pr[X = x - 1] / Pr[X = x] = x q / ((n - x + 1) p) decreases as x decreases, so
+        // Pr[X < lo] <= Pr[X = lo - 1] / (1 - rho) with rho the ratio at x = lo - 1.
+        let x = lo - 1;
+        let rho = (x as f64 * q) / ((nf - x as f64 + 1.0) * p);
+        geometric_bound(ln_pmf_at(n, p, q, x), rho)
+    };
+    let above = if hi >= n {
+        0.0
+    } else {
+        let x = hi + 1;
+        let rho = ((nf - x as f64) * p) / ((x as f64 + 1.0) * q);
+        geometric_bound(ln_pmf_at(n, p, q, x), rho)
+    };
+    (below, above)
 }
 
 /// Upper bound on sum_{j >= 0} e^{ln_first} rho^j (1 if rho >= 1), rounded up.

@@ -393,20 +393,4 @@ mod tests {
         let s = CloneReduction::stronger(10_000, 2.0).epsilon(1e-6);
         assert!(s < e1);
     }
-
-    #[test]
-    #[ignore]
-    fn timing_probe() {
-        for &n in &[1_000_000u64, 100_000_000] {
-            for &e0 in &[0.5, 1.0, 2.0, 4.0, 8.0] {
-                let t = std::time::Instant::now();
-                let e = CloneReduction::fmt21(n, e0).epsilon(1e-6);
-                let t1 = t.elapsed().as_secs_f64();
-                let t = std::time::Instant::now();
-                let s = CloneReduction::stronger(n, e0).epsilon(1e-6);
-                let t2 = t.elapsed().as_secs_f64();
-                eprintln!("n={n} eps0={e0}: fmt21 {e:.6} in {t1:.3}s, stronger {s:.6} in {t2:.3}s");
-            }
-        }
-    }
 }

@@ -1,0 +1,447 @@
+//! End-to-end tests of `blanket account`: JSON contracts, public check values, refusal of
+//! bounds outside their conditions, files written by `curve`, the inverse queries, and bad
+//! input (non-zero exit, a message naming the field, no panic).
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn blanket(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(args)
+        .output()
+        .expect("run blanket")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = blanket(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// A bad invocation: non-zero exit, no panic, stderr names `field`.
+fn refused(args: &[&str], field: &str) {
+    let out = blanket(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(
+        err.contains(field),
+        "{args:?}: {err:?} does not name {field}"
+    );
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+#[test]
+fn shuffle_json_keys_and_public_check_value() {
+    let v = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "4",
+        "--n",
+        "1e5",
+        "--delta",
+        "1e-6",
+        "--method",
+        "fmt21-numerical",
+        "--json",
+    ]);
+    for key in ["epsilon", "method", "valid", "seconds"] {
+        assert!(v.get(key).is_some(), "{key} missing in {v}");
+    }
+    assert_eq!(v["method"], "fmt21-numerical");
+    assert_eq!(v["valid"], true);
+    let e = f(&v, "epsilon");
+    assert!((0.16754..=0.17279).contains(&e), "{e}");
+    assert!(f(&v, "seconds") >= 0.0);
+}
+
+#[test]
+fn krr_only_methods_refuse_a_generic_randomizer() {
+    for m in [
+        "clones-krr",
+        "grr-exact",
+        "variation-ratio",
+        "blanket-closed",
+    ] {
+        let v = json(&[
+            "account",
+            "shuffle",
+            "--eps0",
+            "1",
+            "--n",
+            "1e4",
+            "--delta",
+            "1e-6",
+            "--randomizer",
+            "generic",
+            "--method",
+            m,
+            "--json",
+        ]);
+        assert_eq!(v["valid"], false, "{m}: {v}");
+        assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{v}");
+        // no amplification claimed: epsilon is eps0 or null
+        assert!(v["epsilon"].is_null() || f(&v, "epsilon") == 1.0, "{v}");
+    }
+    // the same methods answer for k-RR
+    let v = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "1",
+        "--n",
+        "1e4",
+        "--delta",
+        "1e-6",
+        "--randomizer",
+        "krr",
+        "--k",
+        "10",
+        "--method",
+        "grr-exact",
+        "--json",
+    ]);
+    assert_eq!(v["valid"], true, "{v}");
+    assert!(f(&v, "epsilon") < 1.0);
+}
+
+#[test]
+fn closed_forms_outside_their_conditions_are_invalid() {
+    // FMT21 closed form needs eps0 <= log(n / (16 log(2/delta))): false for n = 1000, eps0 = 4.
+    let v = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "4",
+        "--n",
+        "1000",
+        "--delta",
+        "1e-6",
+        "--method",
+        "fmt21-closed",
+        "--json",
+    ]);
+    assert_eq!(v["valid"], false, "{v}");
+    assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()));
+    // Erlingsson et al. needs eps0 <= 1/2.
+    let v = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "1",
+        "--n",
+        "1e5",
+        "--delta",
+        "1e-6",
+        "--method",
+        "erlingsson-closed",
+        "--json",
+    ]);
+    assert_eq!(v["valid"], false, "{v}");
+    // The blanket closed form is valid only if its eps <= 1.
+    let v = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "3",
+        "--n",
+        "100",
+        "--delta",
+        "1e-6",
+        "--randomizer",
+        "krr",
+        "--k",
+        "50",
+        "--method",
+        "blanket-closed",
+        "--json",
+    ]);
+    assert_eq!(v["valid"], false, "{v}");
+}
+
+#[test]
+fn compose_check_values() {
+    for (method, want) in [("basic", 10.0), ("drv", 6.30823), ("kov", 4.77457)] {
+        let v = json(&[
+            "account", "compose", "--eps", "0.1", "--delta", "1e-6", "--count", "100", "--method",
+            method, "--json",
+        ]);
+        let e = f(&v, "epsilon");
+        assert!((e - want).abs() <= 1e-5 * want, "{method}: {e} vs {want}");
+    }
+}
+
+#[test]
+fn curve_writes_csv_and_png() {
+    let dir = std::env::temp_dir().join(format!("blanket-account-curve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("utf-8 temp dir");
+    let out = blanket(&[
+        "account", "curve", "--eps0", "2", "--n", "2000", "--k", "10", "--points", "4", "--out", d,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.join("curve.csv")).expect("curve.csv");
+    assert!(csv.starts_with("delta,method,epsilon,valid"), "{csv}");
+    assert!(csv.contains("grr-exact") && csv.contains("fmt21-numerical"));
+    let png = std::fs::read(dir.join("curve.png")).expect("curve.png");
+    assert!(png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn curve_plot_without_a_font_still_writes_the_png() {
+    let dir = std::env::temp_dir().join(format!("blanket-account-nofont-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args([
+            "account", "curve", "--eps0", "1", "--n", "1000", "--k", "4", "--points", "3", "--out",
+        ])
+        .arg(&dir)
+        .env("BLANKET_FONT", "none")
+        .output()
+        .expect("run blanket");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(dir.join("curve.png")).expect("curve.png");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn inverse_queries() {
+    // eps0: the largest eps0, certified at the target.
+    let v = json(&[
+        "account",
+        "eps0",
+        "--n",
+        "1e4",
+        "--eps",
+        "0.5",
+        "--delta",
+        "1e-6",
+        "--method",
+        "fmt21-numerical",
+        "--json",
+    ]);
+    let e0 = f(&v, "eps0");
+    assert_eq!(v["method"], "fmt21-numerical");
+    assert!(e0 > 0.5 && f(&v, "certified_epsilon") <= 0.5, "{v}");
+    let s = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        &e0.to_string(),
+        "--n",
+        "1e4",
+        "--delta",
+        "1e-6",
+        "--method",
+        "fmt21-numerical",
+        "--json",
+    ]);
+    assert!(f(&s, "epsilon") <= 0.5, "{s}");
+    // error at n, then the users needed for that error: about n.
+    let v = json(&[
+        "account",
+        "error",
+        "--protocol",
+        "histogram",
+        "--n",
+        "5000",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "10",
+        "--json",
+    ]);
+    for key in ["predicted_mse", "gamma", "method"] {
+        assert!(v.get(key).is_some(), "{key} missing in {v}");
+    }
+    let mse = f(&v, "predicted_mse");
+    assert!(mse > 0.0 && f(&v, "gamma") > 0.0 && f(&v, "gamma") < 1.0);
+    let target = mse / 5000f64.powi(2);
+    let u = json(&[
+        "account",
+        "users",
+        "--protocol",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "10",
+        "--target-mse",
+        &target.to_string(),
+        "--json",
+    ]);
+    let n = u["n"].as_u64().expect("n");
+    assert!((4000..=5000).contains(&n), "{u}");
+    // (serde_json's float parsing may be off by an ulp)
+    assert!(f(&u, "normalized_mse") <= target * (1.0 + 1e-12), "{u}");
+    // scalar sum
+    let v = json(&[
+        "account",
+        "error",
+        "--protocol",
+        "scalar-sum",
+        "--n",
+        "5000",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--json",
+    ]);
+    assert!(
+        f(&v, "predicted_mse") > 0.0 && v["k"].as_u64().is_some(),
+        "{v}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_field() {
+    refused(
+        &[
+            "account", "shuffle", "--eps0", "0", "--n", "1e4", "--delta", "1e-6",
+        ],
+        "eps0",
+    );
+    refused(
+        &[
+            "account", "shuffle", "--eps0", "-1", "--n", "1e4", "--delta", "1e-6",
+        ],
+        "eps0",
+    );
+    refused(
+        &[
+            "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "1.5",
+        ],
+        "delta",
+    );
+    refused(
+        &[
+            "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "0",
+        ],
+        "delta",
+    );
+    refused(
+        &[
+            "account", "shuffle", "--eps0", "1", "--n", "1", "--delta", "1e-6",
+        ],
+        "n",
+    );
+    refused(
+        &[
+            "account",
+            "shuffle",
+            "--eps0",
+            "1",
+            "--n",
+            "1e4",
+            "--delta",
+            "1e-6",
+            "--randomizer",
+            "krr",
+        ],
+        "--k",
+    );
+    refused(
+        &[
+            "account", "compose", "--eps", "0", "--delta", "1e-6", "--count", "10",
+        ],
+        "eps",
+    );
+    refused(
+        &[
+            "account", "compose", "--eps", "0.1", "--delta", "2", "--count", "10",
+        ],
+        "delta",
+    );
+    refused(
+        &[
+            "account", "curve", "--eps0", "-2", "--n", "1e3", "--k", "4", "--out", "unused",
+        ],
+        "eps0",
+    );
+    refused(
+        &[
+            "account", "eps0", "--n", "1", "--eps", "1", "--delta", "1e-6",
+        ],
+        "n",
+    );
+    refused(
+        &[
+            "account", "eps0", "--n", "1e4", "--eps", "-1", "--delta", "1e-6",
+        ],
+        "eps",
+    );
+    refused(
+        &[
+            "account",
+            "error",
+            "--protocol",
+            "histogram",
+            "--n",
+            "1e4",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
+        "--domain",
+    );
+    refused(
+        &[
+            "account",
+            "users",
+            "--protocol",
+            "histogram",
+            "--domain",
+            "10",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+            "--target-mse",
+            "0",
+        ],
+        "target-mse",
+    );
+    refused(
+        &[
+            "account",
+            "error",
+            "--protocol",
+            "vector-sum",
+            "--n",
+            "1e4",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+            "--d",
+            "4",
+        ],
+        "--t",
+    );
+}

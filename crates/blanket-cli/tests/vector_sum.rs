@@ -1,0 +1,259 @@
+//! End-to-end checks of `blanket calibrate|simulate|experiment vector-sum`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn blanket(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(args)
+        .output()
+        .expect("the blanket binary runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = blanket(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "blanket-vector-sum-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn calibrate_vector_sum_json() {
+    let v = json(&[
+        "calibrate",
+        "vector-sum",
+        "--n",
+        "50000",
+        "--d",
+        "100",
+        "--eps",
+        "0.95",
+        "--delta",
+        "0.5",
+        "--k",
+        "3",
+        "--t",
+        "1",
+        "--accountant",
+        "paper",
+        "--json",
+    ]);
+    for key in [
+        "gamma",
+        "k",
+        "t",
+        "d",
+        "predicted_mse",
+        "method",
+        "paper_gamma",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    // Theorem 4.1 (t = 1) with the safe k + 1 = 4 values: 27 * 100 * 4 / (49999 * 0.95).
+    let g = v["gamma"].as_f64().unwrap();
+    let hand = 10_800.0 / (49_999.0 * 0.95);
+    assert!(g >= hand && (g - hand) / hand < 1e-12, "{g} vs {hand}");
+    assert_eq!(v["accounted_domain"], 400);
+    // The paper's m = k convention reproduces the spec's reference value.
+    let p = json(&[
+        "calibrate",
+        "vector-sum",
+        "--n",
+        "50000",
+        "--d",
+        "100",
+        "--eps",
+        "0.95",
+        "--delta",
+        "0.5",
+        "--k",
+        "3",
+        "--t",
+        "1",
+        "--accountant",
+        "paper",
+        "--paper-domain",
+        "--json",
+    ]);
+    let g = p["gamma"].as_f64().unwrap();
+    assert!((g - 0.1705297).abs() < 5e-8, "{g}");
+    // Free k and t: the calibrator picks them.
+    let f = json(&[
+        "calibrate",
+        "vector-sum",
+        "--n",
+        "50000",
+        "--d",
+        "100",
+        "--eps",
+        "0.95",
+        "--delta",
+        "0.5",
+        "--accountant",
+        "paper",
+        "--json",
+    ]);
+    assert!(
+        f["t"].as_u64().unwrap() >= 1 && f["k"].as_u64().unwrap() >= 1,
+        "{f}"
+    );
+}
+
+#[test]
+fn calibrate_vector_sum_errors_name_the_fix() {
+    let out = blanket(&[
+        "calibrate",
+        "vector-sum",
+        "--n",
+        "2000",
+        "--d",
+        "100",
+        "--eps",
+        "0.5",
+        "--delta",
+        "1e-6",
+        "--t",
+        "1",
+        "--accountant",
+        "paper",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("smallest n that works is"), "{err}");
+    for (args, needle) in [
+        (vec!["--d", "0"], "d must be an integer from 1"),
+        (
+            vec!["--d", "10", "--t", "11"],
+            "t must be an integer from 1 to d",
+        ),
+    ] {
+        let mut a = vec![
+            "calibrate",
+            "vector-sum",
+            "--n",
+            "50000",
+            "--eps",
+            "0.95",
+            "--delta",
+            "0.5",
+        ];
+        a.extend(args);
+        let out = blanket(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(needle), "{err}");
+        assert!(!err.contains("panicked"));
+    }
+}
+
+#[test]
+fn simulate_vector_sum_json_and_bad_csv_rows() {
+    let dir = temp_dir("sim");
+    let good = dir.join("good.csv");
+    let rows: String = (0..3000)
+        .map(|i| {
+            (0..4)
+                .map(|j| format!("{}", ((i * 7 + j * 3) % 11) as f64 / 10.0))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    std::fs::write(&good, format!("a,b,c,d\n{rows}")).unwrap();
+    let v = json(&[
+        "simulate",
+        "vector-sum",
+        "--d",
+        "4",
+        "--eps",
+        "0.9",
+        "--delta",
+        "1e-3",
+        "--t",
+        "1",
+        "--k",
+        "2",
+        "--reps",
+        "3",
+        "--accountant",
+        "paper",
+        "--data",
+        good.to_str().unwrap(),
+        "--json",
+    ]);
+    for key in ["gamma", "mse", "predicted_mse", "seconds"] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["n"], 3000);
+    let ratio = v["mse"].as_f64().unwrap() / v["predicted_mse"].as_f64().unwrap();
+    assert!(ratio > 0.2 && ratio < 5.0, "{v}");
+
+    for (name, contents, needle) in [
+        ("range.csv", "0.1,0.2\n0.3,1.5\n", "line 2, column 2"),
+        ("nan.csv", "0.1,0.2\n0.3,0.4\nNaN,0.1\n", "line 3, column 1"),
+        (
+            "short.csv",
+            "0.1,0.2\n0.3\n",
+            "line 2: expected 2 values, found 1",
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, contents).unwrap();
+        let out = blanket(&[
+            "simulate",
+            "vector-sum",
+            "--d",
+            "2",
+            "--eps",
+            "0.9",
+            "--delta",
+            "1e-3",
+            "--data",
+            p.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} should fail");
+        assert!(err.contains(needle), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn experiment_quick_writes_csv_png_and_summary() {
+    let dir = temp_dir("exp");
+    let out = blanket(&[
+        "experiment",
+        "vector-sum",
+        "--sweep",
+        "t",
+        "--quick",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.join("vector-sum-t.csv")).unwrap();
+    assert!(csv.starts_with("sweep,x,t,k,d,n,eps,delta,gamma"), "{csv}");
+    assert_eq!(csv.lines().count(), 4, "{csv}"); // header + t = 1, 3, 5
+    let png = std::fs::read(dir.join("vector-sum-t.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("error lowest at t = 1"), "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -69,7 +69,16 @@ fn calibrate_json_keys() {
     assert!((eps0 - (1.0 + 10.0 * (1.0 - g) / g).ln()).abs() < 1e-12);
     // The default (best certified) accountant needs no more blanket than the closed form.
     let best = json(&[
-        "calibrate", "histogram", "--n", "1e6", "--eps", "0.5", "--delta", "1e-6", "--domain", "10",
+        "calibrate",
+        "histogram",
+        "--n",
+        "1e6",
+        "--eps",
+        "0.5",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "10",
         "--json",
     ]);
     assert!(best["gamma"].as_f64().unwrap() <= g);
@@ -232,15 +241,34 @@ fn bad_parameters_are_named() {
     // n - 1 > 14 * 10 * ln(2e6) / 0.25 = 8124.85).
     fails_with(
         &[
-            "calibrate", "histogram", "--n", "1000", "--domain", "10", "--eps", "0.5", "--delta",
-            "1e-6", "--accountant", "paper",
+            "calibrate",
+            "histogram",
+            "--n",
+            "1000",
+            "--domain",
+            "10",
+            "--eps",
+            "0.5",
+            "--delta",
+            "1e-6",
+            "--accountant",
+            "paper",
         ],
         "the smallest n that works at this eps and delta is 8126",
     );
     // The tight accountant always finds a gamma < 1 (at worst the local guarantee eps0 <= eps),
     // so with few users it falls back to nearly local noise, and says which bound certified it.
     let few = json(&[
-        "calibrate", "histogram", "--n", "20", "--domain", "10", "--eps", "0.5", "--delta", "1e-6",
+        "calibrate",
+        "histogram",
+        "--n",
+        "20",
+        "--domain",
+        "10",
+        "--eps",
+        "0.5",
+        "--delta",
+        "1e-6",
         "--json",
     ]);
     assert!(few["certified_epsilon"].as_f64().unwrap() <= 0.5);

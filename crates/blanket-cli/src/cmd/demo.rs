@@ -125,9 +125,13 @@ pub fn run(a: &DemoArgs) -> Result<()> {
                 ),
                 format!("{t:.0}"),
                 format!("{e:.0}"),
-                match (e - t).round() {
-                    d if d == 0.0 => "0".to_string(),
-                    d => format!("{d:+.0}"),
+                {
+                    let d = (e - t).round();
+                    if d == 0.0 {
+                        "0".to_string()
+                    } else {
+                        format!("{d:+.0}")
+                    }
                 },
             ]
         })

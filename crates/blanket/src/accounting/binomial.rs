@@ -457,6 +457,18 @@ mod tests {
     }
 
     #[test]
+    fn skewed_windows_are_widened_to_their_tail() {
+        // Bin(1e5, 2e-6): the normal-approximation window would leave ~6e-11 above.
+        let (lo, hi) = window_range(100_000, 2e-6, 1.0 - 2e-6, 1e-16);
+        let (below, above) = tail_bounds(100_000, 2e-6, 1.0 - 2e-6, lo, hi);
+        assert!(
+            below <= 1e-16 && above <= 1e-16,
+            "{lo} {hi} {below} {above}"
+        );
+        assert!(hi < 40, "{hi}");
+    }
+
+    #[test]
     fn mills_ratio_recurrences_bracket_the_truth() {
         let truth = |c: u64, x: u64| {
             let f: f64 = (0..=x).map(|j| ln_pmf_half(j, c).exp()).sum();

@@ -33,10 +33,9 @@
 
 use super::binomial::{exp_up, ln_pmf_half, MillsRatio, Window};
 use super::{
-    checked_eps0, krr_k, min_gamma_by_delta, AccountingError, LocalRandomizer, Method,
-    ShuffleAccountant,
+    checked_eps0, krr_k, AccountingError, CurveAccountant, LocalRandomizer, Method, PrivacyCurve,
 };
-use crate::params::{Delta, DomainSize, Epsilon, NumUsers};
+use crate::params::NumUsers;
 
 /// Mass left outside the clone-count window on each side (bounded rigorously and added).
 pub(crate) const WINDOW_TAIL: f64 = 1e-30;
@@ -234,48 +233,24 @@ impl Fmt21Numerical {
         randomizer: &LocalRandomizer,
         n: NumUsers,
     ) -> Result<CloneReduction, AccountingError> {
-        let eps0 = checked_eps0(self.method(), randomizer)?;
+        let eps0 = checked_eps0(Method::Fmt21Numerical, randomizer)?;
         Ok(CloneReduction::fmt21(n.get(), eps0))
     }
 }
 
-impl ShuffleAccountant for Fmt21Numerical {
-    fn method(&self) -> Method {
+impl CurveAccountant for Fmt21Numerical {
+    type Curve = CloneReduction;
+
+    fn curve_method(&self) -> Method {
         Method::Fmt21Numerical
     }
 
-    fn epsilon(
+    fn curve(
         &self,
         randomizer: &LocalRandomizer,
         n: NumUsers,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        Ok(self.pair(randomizer, n)?.epsilon(delta.get()))
-    }
-
-    fn delta(
-        &self,
-        randomizer: &LocalRandomizer,
-        n: NumUsers,
-        eps: f64,
-    ) -> Result<f64, AccountingError> {
-        if !(eps >= 0.0) {
-            return Err(AccountingError::NotApplicable {
-                method: self.method(),
-                reason: format!("eps must be >= 0, got {eps}"),
-            });
-        }
-        Ok(self.pair(randomizer, n)?.delta(eps))
-    }
-
-    fn min_gamma(
-        &self,
-        m: DomainSize,
-        n: NumUsers,
-        eps: Epsilon,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        min_gamma_by_delta(self, m, n, eps, delta)
+    ) -> Result<CloneReduction, AccountingError> {
+        self.pair(randomizer, n)
     }
 }
 
@@ -290,49 +265,35 @@ impl StrongerClones {
         randomizer: &LocalRandomizer,
         n: NumUsers,
     ) -> Result<CloneReduction, AccountingError> {
-        krr_k(self.method(), randomizer)?;
-        let eps0 = checked_eps0(self.method(), randomizer)?;
+        krr_k(Method::ClonesKrr, randomizer)?;
+        let eps0 = checked_eps0(Method::ClonesKrr, randomizer)?;
         Ok(CloneReduction::stronger(n.get(), eps0))
     }
 }
 
-impl ShuffleAccountant for StrongerClones {
-    fn method(&self) -> Method {
+impl CurveAccountant for StrongerClones {
+    type Curve = CloneReduction;
+
+    fn curve_method(&self) -> Method {
         Method::ClonesKrr
     }
 
-    fn epsilon(
+    fn curve(
         &self,
         randomizer: &LocalRandomizer,
         n: NumUsers,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        Ok(self.pair(randomizer, n)?.epsilon(delta.get()))
+    ) -> Result<CloneReduction, AccountingError> {
+        self.pair(randomizer, n)
+    }
+}
+
+impl PrivacyCurve for CloneReduction {
+    fn epsilon(&self, delta: f64) -> f64 {
+        CloneReduction::epsilon(self, delta)
     }
 
-    fn delta(
-        &self,
-        randomizer: &LocalRandomizer,
-        n: NumUsers,
-        eps: f64,
-    ) -> Result<f64, AccountingError> {
-        if !(eps >= 0.0) {
-            return Err(AccountingError::NotApplicable {
-                method: self.method(),
-                reason: format!("eps must be >= 0, got {eps}"),
-            });
-        }
-        Ok(self.pair(randomizer, n)?.delta(eps))
-    }
-
-    fn min_gamma(
-        &self,
-        m: DomainSize,
-        n: NumUsers,
-        eps: Epsilon,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        min_gamma_by_delta(self, m, n, eps, delta)
+    fn delta(&self, eps: f64) -> f64 {
+        CloneReduction::delta(self, eps)
     }
 }
 

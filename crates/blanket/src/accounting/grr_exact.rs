@@ -38,7 +38,10 @@
 
 use super::binomial::{exp_up, ln_pmf, ln_pmf_half, tail_bounds, window_range, MillsRatio, Window};
 use super::clones::FINAL_MARGIN;
-use super::{checked_eps0, krr_k, AccountingError, LocalRandomizer, Method, ShuffleAccountant};
+use super::{
+    checked_eps0, grr_params, AccountingError, CurveAccountant, LocalRandomizer, Method,
+    PrivacyCurve,
+};
 use crate::params::{Delta, DomainSize, Epsilon, NumUsers};
 
 /// Pmf recurrences are re-anchored with Loader's pmf every this many steps.
@@ -566,72 +569,55 @@ pub struct GrrExact;
 
 impl GrrExact {
     fn pair(&self, r: &LocalRandomizer, n: NumUsers) -> Result<GrrPair, AccountingError> {
-        let m = krr_k(self.method(), r)?;
-        checked_eps0(self.method(), r)?;
-        let gamma = match *r {
-            LocalRandomizer::Grr { gamma, .. } => gamma,
-            LocalRandomizer::Generic { .. } => unreachable!("refused by krr_k"),
-        };
+        let (m, gamma) = grr_params(Method::GrrExact, r)?;
+        checked_eps0(Method::GrrExact, r)?;
         Ok(GrrPair::new(n.get(), m, gamma))
     }
 }
 
-impl ShuffleAccountant for GrrExact {
-    fn method(&self) -> Method {
+impl CurveAccountant for GrrExact {
+    type Curve = GrrPair;
+
+    fn curve_method(&self) -> Method {
         Method::GrrExact
     }
 
-    fn epsilon(
-        &self,
-        randomizer: &LocalRandomizer,
-        n: NumUsers,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        Ok(self.pair(randomizer, n)?.epsilon(delta.get()))
+    fn curve(&self, randomizer: &LocalRandomizer, n: NumUsers) -> Result<GrrPair, AccountingError> {
+        self.pair(randomizer, n)
     }
 
-    fn certify_at(
-        &self,
-        randomizer: &LocalRandomizer,
-        n: NumUsers,
-        eps: f64,
-        delta: f64,
-    ) -> Option<Method> {
-        let pair = self.pair(randomizer, n).ok()?;
-        (eps >= 0.0 && pair.certifies(eps, delta)).then_some(Method::GrrExact)
-    }
-
-    fn delta(
-        &self,
-        randomizer: &LocalRandomizer,
-        n: NumUsers,
-        eps: f64,
-    ) -> Result<f64, AccountingError> {
-        if !(eps >= 0.0) {
-            return Err(AccountingError::NotApplicable {
-                method: self.method(),
-                reason: format!("eps must be >= 0, got {eps}"),
-            });
-        }
-        Ok(self.pair(randomizer, n)?.delta(eps))
-    }
-
-    fn min_gamma(
+    fn fast_min_gamma(
         &self,
         m: DomainSize,
         n: NumUsers,
         eps: Epsilon,
         delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        min_gamma_exact(n.get(), m.get(), eps.get(), delta.get()).ok_or(
-            AccountingError::Unreachable {
-                method: self.method(),
-                eps: eps.get(),
-                delta: delta.get(),
-                n: n.get(),
-                m: m.get(),
-            },
+    ) -> Option<Result<f64, AccountingError>> {
+        Some(
+            min_gamma_exact(n.get(), m.get(), eps.get(), delta.get()).ok_or(
+                AccountingError::Unreachable {
+                    method: Method::GrrExact,
+                    eps: eps.get(),
+                    delta: delta.get(),
+                    n: n.get(),
+                    m: m.get(),
+                },
+            ),
         )
+    }
+}
+
+impl PrivacyCurve for GrrPair {
+    fn epsilon(&self, delta: f64) -> f64 {
+        GrrPair::epsilon(self, delta)
+    }
+
+    fn delta(&self, eps: f64) -> f64 {
+        GrrPair::delta(self, eps)
+    }
+
+    fn certifies(&self, eps: f64, delta: f64) -> bool {
+        GrrPair::certifies(self, eps, delta)
     }
 }
 

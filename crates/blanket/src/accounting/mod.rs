@@ -316,6 +316,103 @@ pub trait ShuffleAccountant: Sync {
     }
 }
 
+/// The privacy curve of one shuffled randomizer at one n: both directions are certified
+/// upper bounds.
+pub trait PrivacyCurve {
+    /// Certified epsilon at `delta`.
+    fn epsilon(&self, delta: f64) -> f64;
+
+    /// Certified delta at `eps` (>= 0).
+    fn delta(&self, eps: f64) -> f64;
+
+    /// Whether the curve certifies (eps, delta).
+    fn certifies(&self, eps: f64, delta: f64) -> bool {
+        self.delta(eps) <= delta
+    }
+}
+
+/// A numerical accountant whose answer for a randomizer and n is a [`PrivacyCurve`]. Every
+/// such accountant is a [`ShuffleAccountant`] through its curve; `min_gamma` bisects gamma on
+/// delta(target eps), one curve evaluation per step, unless the accountant has a faster way.
+pub trait CurveAccountant: Sync {
+    /// The curve type.
+    type Curve: PrivacyCurve;
+
+    /// The method this accountant implements.
+    fn curve_method(&self) -> Method;
+
+    /// The curve for `randomizer` shuffled among n users, or why the method gives none.
+    fn curve(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+    ) -> Result<Self::Curve, AccountingError>;
+
+    /// A specialised smallest-gamma search, if the accountant has one.
+    fn fast_min_gamma(
+        &self,
+        m: DomainSize,
+        n: NumUsers,
+        eps: Epsilon,
+        delta: Delta,
+    ) -> Option<Result<f64, AccountingError>> {
+        let _ = (m, n, eps, delta);
+        None
+    }
+}
+
+impl<T: CurveAccountant> ShuffleAccountant for T {
+    fn method(&self) -> Method {
+        self.curve_method()
+    }
+
+    fn epsilon(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        delta: Delta,
+    ) -> Result<f64, AccountingError> {
+        Ok(self.curve(randomizer, n)?.epsilon(delta.get()))
+    }
+
+    fn certify_at(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        eps: f64,
+        delta: f64,
+    ) -> Option<Method> {
+        let curve = self.curve(randomizer, n).ok()?;
+        (eps >= 0.0 && curve.certifies(eps, delta)).then_some(self.curve_method())
+    }
+
+    fn delta(
+        &self,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        eps: f64,
+    ) -> Result<f64, AccountingError> {
+        if !(eps >= 0.0) {
+            return Err(AccountingError::NotApplicable {
+                method: self.curve_method(),
+                reason: format!("eps must be >= 0, got {eps}"),
+            });
+        }
+        Ok(self.curve(randomizer, n)?.delta(eps))
+    }
+
+    fn min_gamma(
+        &self,
+        m: DomainSize,
+        n: NumUsers,
+        eps: Epsilon,
+        delta: Delta,
+    ) -> Result<f64, AccountingError> {
+        self.fast_min_gamma(m, n, eps, delta)
+            .unwrap_or_else(|| min_gamma_by_delta(self, m, n, eps, delta))
+    }
+}
+
 /// `x` raised by `ulps` units in the last place: the safe side of a computed upper bound
 /// whose rounding error is at most `ulps` ulps.
 pub fn round_up(x: f64, ulps: u32) -> f64 {
@@ -352,8 +449,16 @@ pub(crate) fn checked_eps0(method: Method, r: &LocalRandomizer) -> Result<f64, A
 /// The k of a k-RR randomizer, or `NotApplicable` for a generic one (bounds that hold only
 /// for k-ary randomized response must never be applied to a generic eps0-LDP randomizer).
 pub(crate) fn krr_k(method: Method, r: &LocalRandomizer) -> Result<u32, AccountingError> {
+    grr_params(method, r).map(|(m, _)| m)
+}
+
+/// (m, gamma) of a GRR randomizer, or `NotApplicable` for a generic one.
+pub(crate) fn grr_params(
+    method: Method,
+    r: &LocalRandomizer,
+) -> Result<(u32, f64), AccountingError> {
     match *r {
-        LocalRandomizer::Grr { m, .. } => Ok(m),
+        LocalRandomizer::Grr { m, gamma } => Ok((m, gamma)),
         LocalRandomizer::Generic { .. } => Err(AccountingError::NotApplicable {
             method,
             reason: "this bound holds only for k-ary randomized response (GRR), not for a generic eps0-LDP randomizer".into(),

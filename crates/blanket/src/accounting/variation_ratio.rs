@@ -25,10 +25,9 @@
 use super::binomial::{exp_up, Window};
 use super::clones::{smallest_eps, sweep, FINAL_MARGIN, WINDOW_TAIL};
 use super::{
-    checked_eps0, krr_k, min_gamma_by_delta, AccountingError, LocalRandomizer, Method,
-    ShuffleAccountant,
+    checked_eps0, krr_k, AccountingError, CurveAccountant, LocalRandomizer, Method, PrivacyCurve,
 };
-use crate::params::{Delta, DomainSize, Epsilon, NumUsers};
+use crate::params::NumUsers;
 
 /// The variation-ratio pair for k-RR over k values with local eps0 and n users.
 #[derive(Debug, Clone)]
@@ -126,49 +125,35 @@ impl VariationRatio {
         randomizer: &LocalRandomizer,
         n: NumUsers,
     ) -> Result<VariationRatioKrr, AccountingError> {
-        let k = krr_k(self.method(), randomizer)?;
-        let eps0 = checked_eps0(self.method(), randomizer)?;
+        let k = krr_k(Method::VariationRatio, randomizer)?;
+        let eps0 = checked_eps0(Method::VariationRatio, randomizer)?;
         Ok(VariationRatioKrr::new(n.get(), k, eps0))
     }
 }
 
-impl ShuffleAccountant for VariationRatio {
-    fn method(&self) -> Method {
+impl CurveAccountant for VariationRatio {
+    type Curve = VariationRatioKrr;
+
+    fn curve_method(&self) -> Method {
         Method::VariationRatio
     }
 
-    fn epsilon(
+    fn curve(
         &self,
         randomizer: &LocalRandomizer,
         n: NumUsers,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        Ok(self.pair(randomizer, n)?.epsilon(delta.get()))
+    ) -> Result<VariationRatioKrr, AccountingError> {
+        self.pair(randomizer, n)
+    }
+}
+
+impl PrivacyCurve for VariationRatioKrr {
+    fn epsilon(&self, delta: f64) -> f64 {
+        VariationRatioKrr::epsilon(self, delta)
     }
 
-    fn delta(
-        &self,
-        randomizer: &LocalRandomizer,
-        n: NumUsers,
-        eps: f64,
-    ) -> Result<f64, AccountingError> {
-        if !(eps >= 0.0) {
-            return Err(AccountingError::NotApplicable {
-                method: self.method(),
-                reason: format!("eps must be >= 0, got {eps}"),
-            });
-        }
-        Ok(self.pair(randomizer, n)?.delta(eps))
-    }
-
-    fn min_gamma(
-        &self,
-        m: DomainSize,
-        n: NumUsers,
-        eps: Epsilon,
-        delta: Delta,
-    ) -> Result<f64, AccountingError> {
-        min_gamma_by_delta(self, m, n, eps, delta)
+    fn delta(&self, eps: f64) -> f64 {
+        VariationRatioKrr::delta(self, eps)
     }
 }
 

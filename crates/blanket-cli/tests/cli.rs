@@ -82,6 +82,12 @@ fn calibrate_json_keys() {
         "--json",
     ]);
     assert!(best["gamma"].as_f64().unwrap() <= g);
+    // ... and says what the paper's closed form would have required.
+    assert_eq!(best["paper"]["method"], "blanket-closed");
+    assert_eq!(best["paper"]["gamma"].as_f64().unwrap(), g);
+    assert!(
+        best["paper"]["predicted_mse"].as_f64().unwrap() >= best["predicted_mse"].as_f64().unwrap()
+    );
     assert!(best["certified_epsilon"].as_f64().unwrap() <= 0.5);
 
     let s = json(&[

@@ -4,7 +4,8 @@ use super::common::TargetArgs;
 use crate::accountant::{resolve, AccountantChoice};
 use crate::output::{kv_table, num, print_json};
 use anyhow::Result;
-use blanket::accounting::Method;
+use blanket::accounting::best::CERTIFIED;
+use blanket::accounting::{Method, ShuffleAccountant};
 use blanket::calibrate::Target;
 use blanket::params::{DomainSize, Precision};
 use blanket::protocol::vector_sum::{paper_gamma_raw, paper_mse_bound};
@@ -38,6 +39,9 @@ pub struct HistogramArgs {
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
     pub accountant: AccountantChoice,
+    /// Also calibrate under every certified method and list gamma and predicted error of each.
+    #[arg(long)]
+    pub compare: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -61,6 +65,9 @@ pub struct ScalarSumArgs {
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
     pub accountant: AccountantChoice,
+    /// Also calibrate under every certified method and list gamma and predicted error of each.
+    #[arg(long)]
+    pub compare: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -91,6 +98,9 @@ pub struct VectorSumArgs {
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
     pub accountant: AccountantChoice,
+    /// Also calibrate under every certified method and list gamma and predicted error of each.
+    #[arg(long)]
+    pub compare: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -145,6 +155,95 @@ pub struct CalibrationReport {
     /// and Section 4.5 of Scott et al. 2021), for comparison; not what certifies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paper_gamma: Option<f64>,
+    /// The same calibration under the paper's closed form (Balle et al. 2019, Theorem 3.1):
+    /// what the paper would have required. Absent when that is the method used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper: Option<MethodFigures>,
+    /// With `--compare`: the calibration under every certified method.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<MethodFigures>,
+}
+
+/// One method's calibration of the same protocol and target, for comparison.
+#[derive(Serialize, Clone)]
+pub struct MethodFigures {
+    /// The method.
+    pub method: &'static str,
+    /// Its smallest certified gamma (null if it certifies none).
+    pub gamma: Option<f64>,
+    /// The precision it leads to.
+    pub k: Option<u32>,
+    /// The coordinates per user it leads to (vector sum).
+    pub t: Option<u32>,
+    /// The predicted error at its parameters.
+    pub predicted_mse: Option<f64>,
+    /// Why it certifies nothing, if so.
+    pub error: Option<String>,
+    /// Compute time in seconds.
+    pub seconds: f64,
+}
+
+impl MethodFigures {
+    /// Calibrates with `method` through `calibrate_with`.
+    pub fn of(
+        method: Method,
+        calibrate_with: &dyn Fn(&dyn ShuffleAccountant) -> Result<CalibrationReport>,
+    ) -> Self {
+        let start = std::time::Instant::now();
+        let result = calibrate_with(method.accountant().as_ref());
+        let seconds = start.elapsed().as_secs_f64();
+        match result {
+            Ok(r) => Self {
+                method: method.name(),
+                gamma: Some(r.gamma),
+                k: r.k,
+                t: r.t,
+                predicted_mse: Some(r.predicted_mse),
+                error: None,
+                seconds,
+            },
+            Err(e) => Self {
+                method: method.name(),
+                gamma: None,
+                k: None,
+                t: None,
+                predicted_mse: None,
+                error: Some(format!("{e:#}")),
+                seconds,
+            },
+        }
+    }
+
+    fn row(&self) -> Vec<String> {
+        let opt = |x: Option<f64>| x.map_or("-".to_string(), num);
+        let int = |x: Option<u32>| x.map_or("-".to_string(), |v| v.to_string());
+        vec![
+            self.method.to_string(),
+            opt(self.gamma),
+            int(self.k),
+            int(self.t),
+            opt(self.predicted_mse),
+            self.error.clone().unwrap_or_default(),
+        ]
+    }
+}
+
+/// Adds the paper's closed-form figures (unless it is the method used) and, with `all`, every
+/// certified method's, to `report`.
+fn add_comparisons(
+    report: &mut CalibrationReport,
+    all: bool,
+    calibrate_with: &dyn Fn(&dyn ShuffleAccountant) -> Result<CalibrationReport>,
+) {
+    if report.method != Method::BlanketClosed.name() {
+        report.paper = Some(MethodFigures::of(Method::BlanketClosed, calibrate_with));
+    }
+    if all {
+        report.alternatives = CERTIFIED
+            .iter()
+            .map(|&m| MethodFigures::of(m, calibrate_with))
+            .collect();
+    }
 }
 
 impl CalibrationReport {
@@ -179,6 +278,15 @@ impl CalibrationReport {
             rows.push(("paper bound on MSE", num(b)));
         }
         rows.push(("method", self.method.clone()));
+        if let Some(p) = &self.paper {
+            rows.push((
+                "paper's closed form would need",
+                match (p.gamma, p.predicted_mse) {
+                    (Some(g), Some(e)) => format!("gamma {}, predicted MSE {}", num(g), num(e)),
+                    _ => "no gamma < 1 (not feasible)".to_string(),
+                },
+            ));
+        }
         rows.push((
             "certified (eps, delta)",
             match self.certified_epsilon {
@@ -196,6 +304,16 @@ impl CalibrationReport {
         }
         println!("{}", kv_table("Calibration", &self.rows()));
         println!("predicted MSE: {}", self.predicted_mse_meaning);
+        if !self.alternatives.is_empty() {
+            let rows: Vec<Vec<String>> = self.alternatives.iter().map(MethodFigures::row).collect();
+            println!(
+                "{}",
+                crate::output::table(
+                    &["method", "gamma", "k", "t", "predicted MSE", "error"],
+                    &rows
+                )
+            );
+        }
         for n in &self.notes {
             println!("note: {n}");
         }
@@ -207,10 +325,9 @@ impl CalibrationReport {
 pub fn histogram(
     m: DomainSize,
     target: &Target,
-    choice: AccountantChoice,
+    acct: &dyn ShuffleAccountant,
 ) -> Result<(Histogram, CalibrationReport)> {
-    let acct = resolve(choice);
-    let (h, cal) = Histogram::calibrate(m, target, acct.as_ref())?;
+    let (h, cal) = Histogram::calibrate(m, target, acct)?;
     let report = CalibrationReport {
         protocol: "histogram",
         n: target.n.get(),
@@ -233,6 +350,8 @@ pub fn histogram(
         d: None,
         t: None,
         paper_gamma: None,
+        paper: None,
+        alternatives: Vec::new(),
     };
     Ok((h, report))
 }
@@ -242,9 +361,8 @@ pub fn scalar_sum(
     k: Option<u64>,
     paper_domain: bool,
     target: &Target,
-    choice: AccountantChoice,
+    acct: &dyn ShuffleAccountant,
 ) -> Result<(ScalarSum, CalibrationReport)> {
-    let acct = resolve(choice);
     let shape = ScalarSumShape {
         k: k.map(Precision::new).transpose()?,
         convention: if paper_domain {
@@ -253,7 +371,7 @@ pub fn scalar_sum(
             DomainConvention::TrueDomain
         },
     };
-    let (p, cal) = ScalarSum::calibrate(shape, target, acct.as_ref())?;
+    let (p, cal) = ScalarSum::calibrate(shape, target, acct)?;
     let k = p.k().get();
     let mut notes = eps_note(target, cal.guarantee.method);
     if paper_domain {
@@ -293,6 +411,8 @@ pub fn scalar_sum(
         d: None,
         t: None,
         paper_gamma: None,
+        paper: None,
+        alternatives: Vec::new(),
     };
     Ok((p, report))
 }
@@ -304,16 +424,15 @@ pub fn vector_sum(
     k: Option<u64>,
     paper_domain: bool,
     target: &Target,
-    choice: AccountantChoice,
+    acct: &dyn ShuffleAccountant,
 ) -> Result<(VectorSum, CalibrationReport)> {
-    let acct = resolve(choice);
     let convention = if paper_domain {
         DomainConvention::Paper
     } else {
         DomainConvention::TrueDomain
     };
     let k = k.map(Precision::new).transpose()?;
-    let (p, cal) = VectorSum::calibrate(d, t, k, convention, target, acct.as_ref())?;
+    let (p, cal) = VectorSum::calibrate(d, t, k, convention, target, acct)?;
     let (kk, tt, dd) = (p.k().get(), p.t(), p.d());
     let (n, eps, delta) = (target.n.get(), target.eps.get(), target.delta.get());
     let mut notes = eps_note(target, cal.instance.guarantee.method);
@@ -362,6 +481,8 @@ pub fn vector_sum(
         d: Some(dd),
         t: Some(tt),
         paper_gamma: paper_gamma_raw(n, dd, levels, tt, eps, delta).ok(),
+        paper: None,
+        alternatives: Vec::new(),
     };
     Ok((p, report))
 }
@@ -386,17 +507,28 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
     match cmd {
         CalibrateCommand::Histogram(a) => {
             let target = a.target.target(a.n)?;
-            let (_, report) = histogram(DomainSize::new(a.domain)?, &target, a.accountant)?;
+            let m = DomainSize::new(a.domain)?;
+            let with = |acct: &dyn ShuffleAccountant| Ok(histogram(m, &target, acct)?.1);
+            let mut report = with(resolve(a.accountant).as_ref())?;
+            add_comparisons(&mut report, a.compare, &with);
             report.print(a.json)
         }
         CalibrateCommand::ScalarSum(a) => {
             let target = a.target.target(a.n)?;
-            let (_, report) = scalar_sum(a.k, a.paper_domain, &target, a.accountant)?;
+            let with = |acct: &dyn ShuffleAccountant| {
+                Ok(scalar_sum(a.k, a.paper_domain, &target, acct)?.1)
+            };
+            let mut report = with(resolve(a.accountant).as_ref())?;
+            add_comparisons(&mut report, a.compare, &with);
             report.print(a.json)
         }
         CalibrateCommand::VectorSum(a) => {
             let target = a.target.target(a.n)?;
-            let (_, report) = vector_sum(a.d, a.t, a.k, a.paper_domain, &target, a.accountant)?;
+            let with = |acct: &dyn ShuffleAccountant| {
+                Ok(vector_sum(a.d, a.t, a.k, a.paper_domain, &target, acct)?.1)
+            };
+            let mut report = with(resolve(a.accountant).as_ref())?;
+            add_comparisons(&mut report, a.compare, &with);
             report.print(a.json)
         }
     }

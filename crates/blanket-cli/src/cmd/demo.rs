@@ -4,7 +4,7 @@
 
 use super::calibrate;
 use super::simulate::{simulate_histogram, simulate_scalar_sum, RunArgs, SimulationReport};
-use crate::accountant::AccountantChoice;
+use crate::accountant::{resolve, AccountantChoice};
 use crate::data::resize;
 use crate::output::{kv_table, num, print_json, table};
 use anyhow::Result;
@@ -80,9 +80,14 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         source,
     );
 
-    let (h, cal_h) = calibrate::histogram(m, &target, AccountantChoice::Best)?;
+    let (h, cal_h) = calibrate::histogram(m, &target, resolve(AccountantChoice::Best).as_ref())?;
     let (hist, _) = simulate_histogram(&h, &cats, cal_h, prov_h, &run)?;
-    let (p, cal_s) = calibrate::scalar_sum(None, false, &target, AccountantChoice::Best)?;
+    let (p, cal_s) = calibrate::scalar_sum(
+        None,
+        false,
+        &target,
+        resolve(AccountantChoice::Best).as_ref(),
+    )?;
     let (sum, _) = simulate_scalar_sum(&p, &vals, cal_s, prov_s, &run)?;
 
     if a.json {

@@ -3,7 +3,7 @@
 
 use super::calibrate::{self, CalibrationReport};
 use super::common::{mean_ci, progress, TargetArgs};
-use crate::accountant::AccountantChoice;
+use crate::accountant::{resolve, AccountantChoice};
 use crate::data::{self, Provenance};
 use crate::output::{kv_table, num, print_json, table};
 use anyhow::{Context, Result};
@@ -214,22 +214,33 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
             let (users, prov) =
                 data::categories(a.data.as_deref(), m.get(), users_arg(a.n)?, a.run.seed)?;
             let target = a.target.target(a.n.unwrap_or(users.len() as f64))?;
-            let (h, cal) = calibrate::histogram(m, &target, a.accountant)?;
+            let (h, cal) = calibrate::histogram(m, &target, resolve(a.accountant).as_ref())?;
             let (report, detail) = simulate_histogram(&h, &users, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
         SimulateCommand::ScalarSum(a) => {
             let (users, prov) = data::unit_values(a.data.as_deref(), users_arg(a.n)?, a.run.seed)?;
             let target = a.target.target(a.n.unwrap_or(users.len() as f64))?;
-            let (p, cal) = calibrate::scalar_sum(a.k, a.paper_domain, &target, a.accountant)?;
+            let (p, cal) = calibrate::scalar_sum(
+                a.k,
+                a.paper_domain,
+                &target,
+                resolve(a.accountant).as_ref(),
+            )?;
             let (report, detail) = simulate_scalar_sum(&p, &users, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
         SimulateCommand::VectorSum(a) => {
             let (vectors, prov) = vector_data(&a.data, a.d, users_arg(a.n)?, a.run.seed)?;
             let target = a.target.target(vectors.len() as f64)?;
-            let (p, cal) =
-                calibrate::vector_sum(a.d, a.t, a.k, a.paper_domain, &target, a.accountant)?;
+            let (p, cal) = calibrate::vector_sum(
+                a.d,
+                a.t,
+                a.k,
+                a.paper_domain,
+                &target,
+                resolve(a.accountant).as_ref(),
+            )?;
             let (report, detail) = simulate_vector_sum(&p, &vectors, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }

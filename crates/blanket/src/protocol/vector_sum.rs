@@ -729,7 +729,7 @@ impl VectorSum {
                 gamma: cal.gamma,
                 requirement,
                 instance: cal,
-                certified: p.certify(target.n, target.delta, accountant),
+                certified: p.certify_target(target.n, target.delta, Some(target.eps), accountant),
                 predicted_mse: cal.predicted_mse,
             };
             match &best {
@@ -802,35 +802,54 @@ impl VectorSum {
         delta: Delta,
         accountant: &dyn ShuffleAccountant,
     ) -> Option<Guarantee> {
+        self.certify_target(n, delta, None, accountant)
+    }
+
+    /// Like [`VectorSum::certify`]; when `target_eps` is given and the accountant's curve
+    /// certifies it exactly (delta(target) <= delta), the guarantee states the target itself
+    /// rather than the upper end of the accountant's epsilon search (which can exceed it by
+    /// the search's resolution). The method named is the one that certified.
+    pub fn certify_target(
+        &self,
+        n: NumUsers,
+        delta: Delta,
+        target_eps: Option<Epsilon>,
+        accountant: &dyn ShuffleAccountant,
+    ) -> Option<Guarantee> {
         let g = self.grr.gamma().get();
+        // One shuffled GRR instance: its certified guarantee, tightened to `want` if the
+        // curve certifies `want` exactly.
+        let instance = |r: LocalRandomizer, users: NumUsers, d: Delta, want: Option<f64>| {
+            let mut out = accountant.guarantee(&r, users, d).ok()?;
+            if let Some(w) = want.filter(|&w| out.epsilon > w) {
+                if let Some(method) = accountant.certify_at(&r, users, w, d.get()) {
+                    out = Guarantee {
+                        epsilon: w,
+                        delta: d.get(),
+                        method,
+                    };
+                }
+            }
+            Some(out)
+        };
         if self.t == 1 {
             let m = u64::from(self.d) * (u64::from(self.k.get()) + 1);
             let m = u32::try_from(m).ok()?;
-            let eps = accountant
-                .epsilon(&LocalRandomizer::Grr { m, gamma: g }, n, delta)
-                .ok()?;
-            return Some(Guarantee {
-                epsilon: eps,
-                delta: delta.get(),
-                method: accountant.method(),
-            });
+            let r = LocalRandomizer::Grr { m, gamma: g };
+            return instance(r, n, delta, target_eps.map(Epsilon::get));
         }
         let (d1, dh, tail) = delta_split(delta.get(), self.t);
         let n1 = coordinate_users_lower_bound(n, self.d, self.t, tail)?;
-        let eps1 = accountant
-            .epsilon(
-                &LocalRandomizer::Grr {
-                    m: self.k.levels().get(),
-                    gamma: g,
-                },
-                n1,
-                Delta::new(d1).ok()?,
-            )
-            .ok()?;
+        let r = LocalRandomizer::Grr {
+            m: self.k.levels().get(),
+            gamma: g,
+        };
+        let want = target_eps.map(|e| per_message_epsilon(e.get(), self.t, dh) * (1.0 - 2e-6));
+        let one = instance(r, n1, Delta::new(d1).ok()?, want)?;
         Some(Guarantee {
-            epsilon: compose_epsilon(eps1, self.t, dh),
+            epsilon: compose_epsilon(one.epsilon, self.t, dh),
             delta: delta.get(),
-            method: accountant.method(),
+            method: one.method,
         })
     }
 

@@ -9,6 +9,7 @@
 
 use crate::accounting::{AccountingError, Guarantee, LocalRandomizer, ShuffleAccountant};
 use crate::params::{Delta, DomainSize, Epsilon, Gamma, NumUsers, ParamError};
+use rayon::prelude::*;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -42,9 +43,9 @@ pub trait Calibratable {
     /// A discrete parameter choice (e.g. the precision k), `()` if none.
     type Choice: Copy + core::fmt::Debug;
 
-    /// Candidate choices, in an order along which the predicted error is unimodal (the
-    /// search stops after [`PATIENCE`] consecutive choices that are worse than the best, or at
-    /// the first infeasible one once a feasible one was found).
+    /// Candidate choices, in an order along which the predicted error is unimodal, with the
+    /// infeasible choices (if any) forming a suffix; see [`calibrate`] for how the list is
+    /// searched (unimodality only affects which certified candidate is found).
     fn choices(&self, target: &Target) -> Vec<Self::Choice>;
 
     /// The requirement on one shuffled GRR instance that certifies `target` for this choice.
@@ -65,8 +66,18 @@ pub trait Calibratable {
     fn predicted_mse(&self, choice: Self::Choice, gamma: Gamma, n: NumUsers) -> f64;
 }
 
-/// How many consecutive worse choices end the search.
+/// How many consecutive worse choices end the linear scan (used for choice lists of at most
+/// [`LINEAR_SCAN_MAX`] entries, and as the fallback when the search finds no feasible choice).
 pub const PATIENCE: usize = 8;
+
+/// Choice lists up to this length are scanned linearly (in order, stopping after [`PATIENCE`]
+/// consecutive worse choices or at the first infeasible one after a feasible one); longer
+/// lists are searched (see [`calibrate`]).
+pub const LINEAR_SCAN_MAX: usize = 12;
+
+/// The search's result is accepted only once every choice within this many positions of it
+/// has been evaluated and none is better.
+pub const VERIFY_RADIUS: usize = 2;
 
 /// Calibration failed.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -115,15 +126,89 @@ pub struct Calibration<C> {
 }
 
 /// Finds the choice and the smallest certified gamma minimizing the predicted error.
+///
+/// Every candidate's gamma is the accountant's certified `min_gamma` for the choice's
+/// requirement; the winner alone is then certified (its guarantee, the exact target where the
+/// accountant's curve reaches it, and the guarantee of the randomizer users really run), so
+/// the search strategy only decides *which* certified candidate is returned, never what is
+/// certified.
+///
+/// Lists of at most [`LINEAR_SCAN_MAX`] choices are scanned linearly. Longer lists are
+/// searched assuming the predicted error is **unimodal** along the list (infeasible choices,
+/// where no gamma < 1 works, count as +infinity and form a suffix): a binary search for the
+/// first index whose error is at most the next one's (both evaluated together, in parallel),
+/// then every choice within [`VERIFY_RADIUS`] of the best one seen is evaluated, moving to any
+/// better one until the best is surrounded by evaluated, no-better choices (a guard against
+/// tiny non-monotonicities from the accountant's finite resolution). Unimodality is an
+/// optimality heuristic only: if it fails, the result may be a local optimum, but it is
+/// certified all the same. Ties go to the earlier choice. Evaluations are memoized and the
+/// set of evaluated choices does not depend on the number of rayon threads, so neither does
+/// the result. If the search finds no feasible choice, the linear scan runs instead (and
+/// reports the same error as before).
 pub fn calibrate<P: Calibratable>(
     protocol: &P,
     target: &Target,
     accountant: &dyn ShuffleAccountant,
 ) -> Result<Calibration<P::Choice>, CalibrationError> {
-    let mut best: Option<Calibration<P::Choice>> = None;
+    calibrate_near(protocol, target, accountant, None, VERIFY_RADIUS, true).map(|(c, _)| c)
+}
+
+/// [`calibrate`], starting the search at choice index `hint` (a galloping search from there,
+/// for a protocol family whose optimum moves little between neighbouring members), verifying
+/// `radius` choices either side of the optimum (instead of [`VERIFY_RADIUS`]), and returning
+/// the chosen index too. With `min_n` false, an infeasibility error carries `min_n: None`
+/// instead of the (costly) smallest feasible n.
+pub(crate) fn calibrate_near<P: Calibratable>(
+    protocol: &P,
+    target: &Target,
+    accountant: &dyn ShuffleAccountant,
+    hint: Option<usize>,
+    radius: usize,
+    min_n: bool,
+) -> Result<(Calibration<P::Choice>, usize), CalibrationError> {
+    let choices = protocol.choices(target);
+    let found = if choices.len() > LINEAR_SCAN_MAX {
+        Search::new(protocol, target, accountant, &choices).run(hint, radius)
+    } else {
+        None
+    };
+    let (idx, gamma, mse) = match found {
+        Some(f) => f,
+        None => match linear_scan(protocol, target, accountant, &choices)? {
+            Ok(f) => f,
+            Err(first_err) => {
+                let reason = first_err.unwrap_or(AccountingError::NotApplicable {
+                    method: accountant.method(),
+                    reason: "the protocol offered no parameter choice".into(),
+                });
+                let min_n = if min_n {
+                    smallest_feasible_n(protocol, target, accountant)
+                } else {
+                    None
+                };
+                return Err(CalibrationError::Infeasible { reason, min_n });
+            }
+        },
+    };
+    let cal = certify_choice(protocol, target, accountant, choices[idx], gamma, mse)?;
+    Ok((cal, idx))
+}
+
+/// The found choice: (index, certified gamma, predicted error).
+type Found = (usize, Gamma, f64);
+
+/// The linear scan: the best (index, gamma, mse), or the first accountant error if no choice
+/// is feasible.
+fn linear_scan<P: Calibratable>(
+    protocol: &P,
+    target: &Target,
+    accountant: &dyn ShuffleAccountant,
+    choices: &[P::Choice],
+) -> Result<Result<Found, Option<AccountingError>>, CalibrationError> {
+    let mut best: Option<Found> = None;
     let mut first_err: Option<AccountingError> = None;
     let mut worse_in_a_row = 0;
-    for choice in protocol.choices(target) {
+    for (i, &choice) in choices.iter().enumerate() {
         let req = protocol.requirement(choice, target)?;
         let gamma = match accountant.min_gamma(req.m, req.n, req.eps, req.delta) {
             Ok(g) => g,
@@ -136,70 +221,230 @@ pub fn calibrate<P: Calibratable>(
             }
         };
         let gamma = Gamma::new(gamma)?;
-        let req_grr = LocalRandomizer::Grr {
-            m: req.m.get(),
-            gamma: gamma.get(),
-        };
-        let mut guarantee = accountant
-            .guarantee(&req_grr, req.n, req.delta)
-            .map_err(|reason| CalibrationError::Infeasible {
-                reason,
-                min_n: None,
-            })?;
-        if guarantee.epsilon > req.eps.get() {
-            // The bisection's upper end can exceed the target by its resolution; the target
-            // itself is certified when delta(target eps) <= target delta.
-            if let Some(method) =
-                accountant.certify_at(&req_grr, req.n, req.eps.get(), req.delta.get())
-            {
-                guarantee = Guarantee {
-                    epsilon: req.eps.get(),
-                    delta: req.delta.get(),
-                    method,
-                };
-            }
-        }
-        let (instance, inst_n) = protocol.instance(choice, gamma, target);
-        let req_instance = LocalRandomizer::Grr {
-            m: req.m.get(),
-            gamma: gamma.get(),
-        };
-        let certified = if instance == req_instance && inst_n == req.n {
-            Some(guarantee)
-        } else {
-            accountant.guarantee(&instance, inst_n, req.delta).ok()
-        };
         let mse = protocol.predicted_mse(choice, gamma, target.n);
-        let cand = Calibration {
-            choice,
-            gamma,
-            eps0: instance.eps0(),
-            guarantee,
-            certified,
-            predicted_mse: mse,
-        };
         match &best {
-            Some(b) if b.predicted_mse <= mse => {
+            Some(b) if b.2 <= mse => {
                 worse_in_a_row += 1;
                 if worse_in_a_row >= PATIENCE {
                     break;
                 }
             }
             _ => {
-                best = Some(cand);
+                best = Some((i, gamma, mse));
                 worse_in_a_row = 0;
             }
         }
     }
-    match best {
-        Some(b) => Ok(b),
-        None => {
-            let reason = first_err.unwrap_or(AccountingError::NotApplicable {
-                method: accountant.method(),
-                reason: "the protocol offered no parameter choice".into(),
-            });
-            let min_n = smallest_feasible_n(protocol, target, accountant);
-            Err(CalibrationError::Infeasible { reason, min_n })
+    Ok(best.ok_or(first_err))
+}
+
+/// Certifies the chosen candidate: the requirement instance's guarantee (the exact target
+/// where the accountant's curve certifies it) and the guarantee of the randomizer users run.
+fn certify_choice<P: Calibratable>(
+    protocol: &P,
+    target: &Target,
+    accountant: &dyn ShuffleAccountant,
+    choice: P::Choice,
+    gamma: Gamma,
+    mse: f64,
+) -> Result<Calibration<P::Choice>, CalibrationError> {
+    let req = protocol.requirement(choice, target)?;
+    let req_grr = LocalRandomizer::Grr {
+        m: req.m.get(),
+        gamma: gamma.get(),
+    };
+    let mut guarantee = accountant
+        .guarantee(&req_grr, req.n, req.delta)
+        .map_err(|reason| CalibrationError::Infeasible {
+            reason,
+            min_n: None,
+        })?;
+    if guarantee.epsilon > req.eps.get() {
+        // The bisection's upper end can exceed the target by its resolution; the target
+        // itself is certified when delta(target eps) <= target delta.
+        if let Some(method) = accountant.certify_at(&req_grr, req.n, req.eps.get(), req.delta.get())
+        {
+            guarantee = Guarantee {
+                epsilon: req.eps.get(),
+                delta: req.delta.get(),
+                method,
+            };
+        }
+    }
+    let (instance, inst_n) = protocol.instance(choice, gamma, target);
+    let certified = if instance == req_grr && inst_n == req.n {
+        Some(guarantee)
+    } else {
+        accountant.guarantee(&instance, inst_n, req.delta).ok()
+    };
+    Ok(Calibration {
+        choice,
+        gamma,
+        eps0: instance.eps0(),
+        guarantee,
+        certified,
+        predicted_mse: mse,
+    })
+}
+
+/// One evaluated choice.
+#[derive(Debug, Clone, Copy)]
+enum Point {
+    /// Certified smallest gamma and the predicted error there.
+    Feasible(Gamma, f64),
+    /// No gamma < 1 works (or the choice is out of range).
+    Infeasible,
+}
+
+impl Point {
+    /// The search key: the predicted error, +infinity where infeasible (or NaN).
+    fn key(self) -> f64 {
+        match self {
+            Point::Feasible(_, mse) if !mse.is_nan() => mse,
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// The memoized search over a long choice list.
+struct Search<'a, P: Calibratable> {
+    protocol: &'a P,
+    target: &'a Target,
+    accountant: &'a dyn ShuffleAccountant,
+    choices: &'a [P::Choice],
+    memo: Vec<Option<Point>>,
+}
+
+impl<'a, P: Calibratable> Search<'a, P> {
+    fn new(
+        protocol: &'a P,
+        target: &'a Target,
+        accountant: &'a dyn ShuffleAccountant,
+        choices: &'a [P::Choice],
+    ) -> Self {
+        Self {
+            protocol,
+            target,
+            accountant,
+            choices,
+            memo: vec![None; choices.len()],
+        }
+    }
+
+    /// Evaluates the listed indices not yet evaluated (out-of-range ones are skipped); the
+    /// accountant calls run in parallel.
+    fn ensure(&mut self, idxs: &[usize]) {
+        let mut todo: Vec<(usize, Requirement)> = Vec::new();
+        for &i in idxs {
+            if i >= self.memo.len() || self.memo[i].is_some() || todo.iter().any(|t| t.0 == i) {
+                continue;
+            }
+            match self.protocol.requirement(self.choices[i], self.target) {
+                Ok(r) => todo.push((i, r)),
+                Err(_) => self.memo[i] = Some(Point::Infeasible),
+            }
+        }
+        let acct = self.accountant;
+        let gammas: Vec<Option<f64>> = todo
+            .par_iter()
+            .map(|(_, r)| acct.min_gamma(r.m, r.n, r.eps, r.delta).ok())
+            .collect();
+        for ((i, _), g) in todo.into_iter().zip(gammas) {
+            let point = match g.map(Gamma::new) {
+                Some(Ok(gamma)) => Point::Feasible(
+                    gamma,
+                    self.protocol
+                        .predicted_mse(self.choices[i], gamma, self.target.n),
+                ),
+                _ => Point::Infeasible,
+            };
+            self.memo[i] = Some(point);
+        }
+    }
+
+    fn key(&self, i: usize) -> f64 {
+        self.memo[i].map_or(f64::INFINITY, Point::key)
+    }
+
+    /// Whether the error at i is at most the next one's (true at the last index); evaluates
+    /// both. Under unimodality this is false before the optimum and true from it on.
+    fn rising(&mut self, i: usize) -> bool {
+        if i + 1 >= self.memo.len() {
+            self.ensure(&[i]);
+            return true;
+        }
+        self.ensure(&[i, i + 1]);
+        self.key(i) <= self.key(i + 1)
+    }
+
+    /// The best evaluated feasible choice (ties to the earlier one).
+    fn best(&self) -> Option<Found> {
+        let mut best: Option<Found> = None;
+        for (i, p) in self.memo.iter().enumerate() {
+            if let Some(Point::Feasible(g, mse)) = *p {
+                let key = Point::Feasible(g, mse).key();
+                if best.is_none_or(|b| key < Point::Feasible(b.1, b.2).key()) {
+                    best = Some((i, g, mse));
+                }
+            }
+        }
+        best
+    }
+
+    /// The search; `None` if it found no feasible choice.
+    fn run(mut self, hint: Option<usize>, radius: usize) -> Option<Found> {
+        let len = self.memo.len();
+        // Find the first index where the error stops falling, in [lo, hi].
+        let (mut lo, mut hi) = (0, len - 1);
+        if let Some(h) = hint {
+            let h = h.min(len - 1);
+            if self.rising(h) {
+                // gallop left
+                hi = h;
+                let mut step = 1;
+                while hi > 0 {
+                    let p = hi.saturating_sub(step);
+                    if self.rising(p) {
+                        hi = p;
+                        step *= 2;
+                    } else {
+                        lo = p + 1;
+                        break;
+                    }
+                }
+            } else {
+                // gallop right
+                lo = h + 1;
+                let mut step = 1;
+                loop {
+                    let p = (lo + step - 1).min(len - 1);
+                    if self.rising(p) {
+                        hi = p;
+                        break;
+                    }
+                    lo = p + 1;
+                    step *= 2;
+                }
+            }
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.rising(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        // Verify the neighbourhood of the best choice seen, moving to any better one.
+        loop {
+            let (b, _, _) = self.best()?;
+            let window: Vec<usize> = (b.saturating_sub(radius)..=b + radius)
+                .filter(|&i| i < len && self.memo[i].is_none())
+                .collect();
+            if window.is_empty() {
+                return self.best();
+            }
+            self.ensure(&window);
         }
     }
 }
@@ -433,5 +678,207 @@ mod inverse_tests {
         .unwrap();
         let at = error_at_n(&shape, &target(0.5, 1e-6, n), &BlanketTheorem31).unwrap();
         assert!(at / (n as f64).powi(2) <= 1e-7);
+    }
+}
+
+#[cfg(test)]
+mod search_tests {
+    use super::*;
+    use crate::accounting::{BlanketTheorem31, GrrExact};
+    use crate::params::Precision;
+    use crate::protocol::scalar_sum::ScalarSumShape;
+    use crate::protocol::vector_sum::{VectorSum, VectorSumShape, T_PATIENCE};
+    use crate::protocol::DomainConvention;
+
+    fn target(eps: f64, delta: f64, n: u64) -> Target {
+        Target {
+            eps: Epsilon::new(eps).unwrap(),
+            delta: Delta::new(delta).unwrap(),
+            n: NumUsers::new(n).unwrap(),
+        }
+    }
+
+    /// Every choice evaluated: the first one with the least predicted error.
+    fn brute_force<P: Calibratable>(
+        p: &P,
+        t: &Target,
+        acct: &dyn ShuffleAccountant,
+    ) -> Option<(P::Choice, f64)> {
+        let mut best: Option<(P::Choice, f64)> = None;
+        for c in p.choices(t) {
+            let Ok(r) = p.requirement(c, t) else { continue };
+            let Ok(g) = acct.min_gamma(r.m, r.n, r.eps, r.delta) else {
+                continue;
+            };
+            let mse = p.predicted_mse(c, Gamma::new(g).unwrap(), t.n);
+            if best.is_none_or(|b| mse < b.1) {
+                best = Some((c, mse));
+            }
+        }
+        best
+    }
+
+    fn scalar(convention: DomainConvention) -> ScalarSumShape {
+        ScalarSumShape {
+            k: None,
+            convention,
+        }
+    }
+
+    fn assert_matches_brute_force<P: Calibratable>(p: &P, t: &Target, acct: &dyn ShuffleAccountant)
+    where
+        P::Choice: PartialEq,
+    {
+        let (choice, mse) = brute_force(p, t, acct).unwrap();
+        let cal = calibrate(p, t, acct).unwrap();
+        assert!(
+            p.choices(t).len() > LINEAR_SCAN_MAX,
+            "the search is exercised"
+        );
+        assert_eq!(cal.choice, choice, "{t:?}");
+        assert_eq!(cal.predicted_mse, mse, "{t:?}");
+    }
+
+    #[test]
+    fn search_matches_brute_force_closed_form() {
+        for convention in [DomainConvention::TrueDomain, DomainConvention::Paper] {
+            for n in [2_000, 30_000, 1_000_000, 50_000_000, 3_000_000_000] {
+                for eps in [0.1, 0.5, 1.0, 3.0] {
+                    for delta in [1e-4, 1e-8, 1e-12] {
+                        let t = target(eps, delta, n);
+                        let p = scalar(convention);
+                        if brute_force(&p, &t, &BlanketTheorem31).is_none() {
+                            assert!(calibrate(&p, &t, &BlanketTheorem31).is_err());
+                            continue;
+                        }
+                        assert_matches_brute_force(&p, &t, &BlanketTheorem31);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn search_matches_brute_force_grr_exact() {
+        let p = scalar(DomainConvention::TrueDomain);
+        assert_matches_brute_force(&p, &target(1.0, 1e-6, 20_000), &GrrExact);
+        let vs = VectorSumShape {
+            d: 10,
+            t: 3,
+            k: None,
+            convention: DomainConvention::TrueDomain,
+        };
+        assert_matches_brute_force(&vs, &target(0.8, 1e-6, 100_000), &GrrExact);
+    }
+
+    #[test]
+    fn hinted_search_finds_the_same_optimum() {
+        let p = scalar(DomainConvention::TrueDomain);
+        let t = target(1.0, 1e-8, 1_000_000);
+        let (cal, idx) = calibrate_near(&p, &t, &BlanketTheorem31, None, 2, true).unwrap();
+        let len = p.choices(&t).len();
+        for hint in [0, 1, idx / 2, idx, idx + 1, 2 * idx, len - 1, len + 5] {
+            let (c, i) = calibrate_near(&p, &t, &BlanketTheorem31, Some(hint), 1, true).unwrap();
+            assert_eq!((c, i), (cal, idx), "hint {hint}");
+        }
+    }
+
+    #[test]
+    fn infeasible_targets_keep_their_error() {
+        let p = scalar(DomainConvention::TrueDomain);
+        let t = target(0.1, 1e-12, 50);
+        match calibrate(&p, &t, &BlanketTheorem31) {
+            Err(CalibrationError::Infeasible { min_n: Some(n), .. }) => {
+                assert!(calibrate(&p, &target(0.1, 1e-12, n), &BlanketTheorem31).is_ok());
+                assert!(calibrate(&p, &target(0.1, 1e-12, n - 1), &BlanketTheorem31).is_err());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The t scan the vector-sum calibration performs, with every k evaluated for each t.
+    fn vector_brute_force(d: u32, t: &Target, acct: &dyn ShuffleAccountant) -> (u32, Precision) {
+        let mut ts: Vec<u32> = (1..=d.min(8)).collect();
+        let mut c = 8u32;
+        while c < d {
+            c = (c + c.div_ceil(4)).min(d);
+            ts.push(c);
+        }
+        let mut best: Option<(u32, Precision, f64)> = None;
+        let mut worse = 0;
+        for tt in ts {
+            let shape = VectorSumShape {
+                d,
+                t: tt,
+                k: None,
+                convention: DomainConvention::TrueDomain,
+            };
+            let Some((k, mse)) = brute_force(&shape, t, acct) else {
+                if best.is_some() {
+                    break;
+                }
+                continue;
+            };
+            if best.is_some_and(|b| b.2 <= mse) {
+                worse += 1;
+                if worse >= T_PATIENCE {
+                    break;
+                }
+            } else {
+                best = Some((tt, k, mse));
+                worse = 0;
+            }
+        }
+        let b = best.unwrap();
+        (b.0, b.1)
+    }
+
+    #[test]
+    fn vector_sum_t_scan_matches_brute_force() {
+        for (n, d, eps, delta) in [
+            (1_000_000, 100, 0.95, 1e-6),
+            (50_000, 100, 0.95, 0.5),
+            (200_000, 30, 0.5, 1e-8),
+            (10_000_000, 1000, 2.0, 1e-9),
+        ] {
+            let t = target(eps, delta, n);
+            let (p, cal) = VectorSum::calibrate(
+                u64::from(d),
+                None,
+                None,
+                DomainConvention::TrueDomain,
+                &t,
+                &BlanketTheorem31,
+            )
+            .unwrap();
+            assert_eq!((p.t(), p.k()), vector_brute_force(d, &t, &BlanketTheorem31));
+            assert_eq!((cal.t, cal.k), (p.t(), p.k()));
+        }
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_number_of_threads() {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let p = scalar(DomainConvention::TrueDomain);
+        let t = target(1.0, 1e-6, 50_000);
+        let serial = one.install(|| calibrate(&p, &t, &GrrExact)).unwrap();
+        assert_eq!(serial, calibrate(&p, &t, &GrrExact).unwrap());
+        let vt = target(0.95, 1e-6, 100_000);
+        let run = || {
+            VectorSum::calibrate(
+                20,
+                None,
+                None,
+                DomainConvention::TrueDomain,
+                &vt,
+                &crate::accounting::Best::default(),
+            )
+            .unwrap()
+        };
+        let serial = one.install(run);
+        assert_eq!(serial, run());
     }
 }

@@ -40,7 +40,7 @@ use super::DomainConvention;
 use crate::accounting::{round_up, AccountingError, Guarantee, LocalRandomizer, ShuffleAccountant};
 use crate::analyzer::{AggregateError, Aggregator, CoordinateMessage, CoordinateSums};
 use crate::calibrate::{
-    calibrate, Calibratable, Calibration, CalibrationError, Requirement, Target,
+    calibrate_near, Calibratable, Calibration, CalibrationError, Requirement, Target, VERIFY_RADIUS,
 };
 use crate::encode::{randomized_round, sample_coordinates};
 use crate::params::{
@@ -439,6 +439,10 @@ impl Calibratable for VectorSumShape {
 /// How many consecutive worse t end the search over t.
 pub const T_PATIENCE: usize = 3;
 
+/// How many t candidates are calibrated at once (in parallel); fixed, so that the result does
+/// not depend on the number of threads.
+const T_CHUNK: usize = 2;
+
 /// Candidate t for calibration: 1 to 8, then steps of about 25% up to d (the predicted error
 /// changes slowly in t, and each t is a full calibration over k).
 fn t_candidates(d: u32) -> Vec<u32> {
@@ -696,26 +700,79 @@ impl VectorSum {
             Some(t) => vec![check_coordinates(t, d)?],
             None => t_candidates(d),
         };
-        let mut best: Option<(Self, VectorCalibration)> = None;
+        // The t are calibrated in chunks of `T_CHUNK` in parallel (one at a time until one is
+        // feasible), and the results taken in order with the stopping rule above (a chunk may
+        // compute a t past the stop, which is discarded, so the result does not depend on the
+        // number of threads). Each t's
+        // search over k starts at the optimum of the previous chunk's last feasible t (it
+        // moves little with t) and verifies one k either side; the winning t is then searched
+        // again with the full verification radius (which can only improve it) and alone
+        // certified with `certify_target`. The smallest feasible n is computed only for the
+        // error that may be reported.
+        let mut best: Option<(u32, (Calibration<Precision>, usize))> = None;
         let mut first_err = None;
         let mut worse = 0;
-        for &t in &ts {
+        let mut hint = None;
+        let mut next = 0;
+        'chunks: while next < ts.len() {
+            // one t at a time until a feasible t gives the others a starting point
+            let size = if hint.is_some() { T_CHUNK } else { 1 };
+            let chunk = &ts[next..(next + size).min(ts.len())];
+            next += chunk.len();
+            let want_min_n = best.is_none() && first_err.is_none();
+            let results: Vec<_> = chunk
+                .par_iter()
+                .enumerate()
+                .map(|(j, &t)| {
+                    let shape = VectorSumShape {
+                        d,
+                        t,
+                        k,
+                        convention,
+                    };
+                    calibrate_near(&shape, target, accountant, hint, 1, want_min_n && j == 0)
+                })
+                .collect();
+            for (&t, result) in chunk.iter().zip(results) {
+                let cal = match result {
+                    Ok((c, idx)) => {
+                        hint = Some(idx);
+                        (c, idx)
+                    }
+                    Err(e) => {
+                        if best.is_some() {
+                            break 'chunks;
+                        }
+                        first_err.get_or_insert(e);
+                        continue;
+                    }
+                };
+                match &best {
+                    Some((_, (b, _))) if b.predicted_mse <= cal.0.predicted_mse => {
+                        worse += 1;
+                        if worse >= T_PATIENCE {
+                            break 'chunks;
+                        }
+                    }
+                    _ => {
+                        best = Some((t, cal));
+                        worse = 0;
+                    }
+                }
+            }
+        }
+        if let Some((t, (cal, idx))) = best {
             let shape = VectorSumShape {
                 d,
                 t,
                 k,
                 convention,
             };
-            let cal = match calibrate(&shape, target, accountant) {
-                Ok(c) => c,
-                Err(e) => {
-                    if best.is_some() {
-                        break;
-                    }
-                    first_err.get_or_insert(e);
-                    continue;
-                }
-            };
+            let cal =
+                match calibrate_near(&shape, target, accountant, Some(idx), VERIFY_RADIUS, false) {
+                    Ok((c, _)) if c.predicted_mse < cal.predicted_mse => c,
+                    _ => cal,
+                };
             let requirement = shape.requirement(cal.choice, target)?;
             let p = Self {
                 d,
@@ -732,21 +789,7 @@ impl VectorSum {
                 certified: p.certify_target(target.n, target.delta, Some(target.eps), accountant),
                 predicted_mse: cal.predicted_mse,
             };
-            match &best {
-                Some((_, b)) if b.predicted_mse <= vc.predicted_mse => {
-                    worse += 1;
-                    if worse >= T_PATIENCE {
-                        break;
-                    }
-                }
-                _ => {
-                    best = Some((p, vc));
-                    worse = 0;
-                }
-            }
-        }
-        if let Some(b) = best {
-            return Ok(b);
+            return Ok((p, vc));
         }
         let reason = first_err.unwrap_or(CalibrationError::Infeasible {
             reason: AccountingError::NotApplicable {
@@ -763,7 +806,7 @@ impl VectorSum {
                 k,
                 convention,
             };
-            calibrate(&shape, &Target { n, ..*target }, accountant).is_ok()
+            calibrate_near(&shape, &Target { n, ..*target }, accountant, None, 1, false).is_ok()
         };
         let min_n = match &reason {
             CalibrationError::Infeasible { min_n, .. } => *min_n,

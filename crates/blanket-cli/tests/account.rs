@@ -2,37 +2,11 @@
 //! bounds outside their conditions, files written by `curve`, the inverse queries, and bad
 //! input (non-zero exit, a message naming the field, no panic).
 
+mod common;
+use common::*;
+
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn blanket(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args(args)
-        .output()
-        .expect("run blanket")
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = blanket(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
-
-/// A bad invocation: non-zero exit, no panic, stderr names `field`.
-fn refused(args: &[&str], field: &str) {
-    let out = blanket(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(
-        err.contains(field),
-        "{args:?}: {err:?} does not name {field}"
-    );
-}
+use std::process::Command;
 
 fn f(v: &Value, key: &str) -> f64 {
     v[key]
@@ -320,37 +294,37 @@ fn inverse_queries() {
 
 #[test]
 fn bad_input_names_the_field() {
-    refused(
+    fails_with(
         &[
             "account", "shuffle", "--eps0", "0", "--n", "1e4", "--delta", "1e-6",
         ],
         "eps0",
     );
-    refused(
+    fails_with(
         &[
             "account", "shuffle", "--eps0", "-1", "--n", "1e4", "--delta", "1e-6",
         ],
         "eps0",
     );
-    refused(
+    fails_with(
         &[
             "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "1.5",
         ],
         "delta",
     );
-    refused(
+    fails_with(
         &[
             "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "0",
         ],
         "delta",
     );
-    refused(
+    fails_with(
         &[
             "account", "shuffle", "--eps0", "1", "--n", "1", "--delta", "1e-6",
         ],
         "n",
     );
-    refused(
+    fails_with(
         &[
             "account",
             "shuffle",
@@ -365,37 +339,37 @@ fn bad_input_names_the_field() {
         ],
         "--k",
     );
-    refused(
+    fails_with(
         &[
             "account", "compose", "--eps", "0", "--delta", "1e-6", "--count", "10",
         ],
         "eps",
     );
-    refused(
+    fails_with(
         &[
             "account", "compose", "--eps", "0.1", "--delta", "2", "--count", "10",
         ],
         "delta",
     );
-    refused(
+    fails_with(
         &[
             "account", "curve", "--eps0", "-2", "--n", "1e3", "--k", "4", "--out", "unused",
         ],
         "eps0",
     );
-    refused(
+    fails_with(
         &[
             "account", "eps0", "--n", "1", "--eps", "1", "--delta", "1e-6",
         ],
         "n",
     );
-    refused(
+    fails_with(
         &[
             "account", "eps0", "--n", "1e4", "--eps", "-1", "--delta", "1e-6",
         ],
         "eps",
     );
-    refused(
+    fails_with(
         &[
             "account",
             "error",
@@ -410,7 +384,7 @@ fn bad_input_names_the_field() {
         ],
         "--domain",
     );
-    refused(
+    fails_with(
         &[
             "account",
             "users",
@@ -427,7 +401,7 @@ fn bad_input_names_the_field() {
         ],
         "target-mse",
     );
-    refused(
+    fails_with(
         &[
             "account",
             "error",

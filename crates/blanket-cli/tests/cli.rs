@@ -1,44 +1,7 @@
 //! End-to-end checks of the `blanket` binary: JSON contracts and clear errors on bad input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn blanket(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args(args)
-        .output()
-        .expect("the blanket binary runs")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = blanket(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
-
-/// Runs a command that must fail cleanly: non-zero exit, no panic, stderr containing `needle`.
-fn fails_with(args: &[&str], needle: &str) {
-    let out = blanket(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: expected {needle:?} in {err}"
-    );
-}
-
-fn temp_file(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("blanket-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, contents).expect("write temp file");
-    path
-}
+mod common;
+use common::*;
 
 #[test]
 fn calibrate_json_keys() {

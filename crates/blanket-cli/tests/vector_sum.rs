@@ -1,34 +1,7 @@
 //! End-to-end checks of `blanket calibrate|simulate|experiment vector-sum`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn blanket(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args(args)
-        .output()
-        .expect("the blanket binary runs")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = blanket(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "blanket-vector-sum-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod common;
+use common::*;
 
 #[test]
 fn calibrate_vector_sum_json() {

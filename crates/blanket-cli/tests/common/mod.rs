@@ -1,0 +1,51 @@
+//! Helpers shared by the end-to-end tests of the `blanket` binary.
+#![allow(dead_code)] // each test crate uses a subset
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the binary with `args`.
+pub fn blanket(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(args)
+        .output()
+        .expect("the blanket binary runs")
+}
+
+/// Runs a command that must succeed and print one JSON object.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = blanket(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// Runs a command that must fail cleanly: non-zero exit, no panic, stderr containing `needle`.
+pub fn fails_with(args: &[&str], needle: &str) {
+    let out = blanket(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
+}
+
+/// A fresh temporary directory for this test process and `name`.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("blanket-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A file `name` with `contents` in a fresh temporary directory.
+pub fn temp_file(name: &str, contents: &str) -> PathBuf {
+    let path = temp_dir(&format!("file-{name}")).join(name);
+    std::fs::write(&path, contents).expect("write temp file");
+    path
+}

@@ -53,12 +53,24 @@ pub enum LocalRandomizer {
 
 impl LocalRandomizer {
     /// k-ary randomized response with local privacy eps0, as GRR over k values
-    /// (gamma = k / (e^eps0 + k - 1)).
+    /// (gamma = k / (e^eps0 + k - 1)). The `f64` gamma is rounded *down* (less blanket), so
+    /// the GRR an accountant certifies is never more private than k-RR at eps0: its local
+    /// privacy log(1 + k (1 - gamma) / gamma) is at least eps0.
     pub fn krr(k: DomainSize, eps0: f64) -> Self {
-        LocalRandomizer::Grr {
-            m: k.get(),
-            gamma: crate::randomizer::grr::gamma_for_local_epsilon(k, eps0),
+        let kf = f64::from(k.get());
+        let local = |g: f64| (kf * (1.0 - g) / g).ln_1p();
+        let mut gamma = crate::randomizer::grr::gamma_for_local_epsilon(k, eps0);
+        // A few ulps absorb the rounding of exp, the division and ln_1p; the loop makes sure.
+        for _ in 0..4 {
+            gamma = gamma.next_down();
         }
+        for _ in 0..64 {
+            if !(gamma > 0.0) || local(gamma) >= eps0 {
+                break;
+            }
+            gamma = gamma.next_down();
+        }
+        LocalRandomizer::Grr { m: k.get(), gamma }
     }
 
     /// The local privacy eps0 of this randomizer (rounded up for GRR).
@@ -506,4 +518,27 @@ pub(crate) fn min_gamma_by_delta(
         }
     }
     Ok(hi)
+}
+
+#[cfg(test)]
+mod krr_tests {
+    use super::*;
+
+    #[test]
+    fn krr_is_never_more_private_than_asked() {
+        for k in [2u64, 3, 10, 100, 1000] {
+            for eps0 in [0.01, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0] {
+                let r = LocalRandomizer::krr(DomainSize::new(k).unwrap(), eps0);
+                let LocalRandomizer::Grr { m, gamma } = r else {
+                    panic!("krr builds GRR")
+                };
+                let local = (f64::from(m) * (1.0 - gamma) / gamma).ln_1p();
+                assert!(local >= eps0, "k = {k}, eps0 = {eps0}: {local}");
+                assert!(
+                    local - eps0 < 1e-12 * eps0.max(1.0),
+                    "k = {k}, eps0 = {eps0}: {local}"
+                );
+            }
+        }
+    }
 }

@@ -202,13 +202,8 @@ impl Best {
             }
         }
         best.ok_or_else(|| {
-            first_err.unwrap_or(AccountingError::Unreachable {
-                method: Method::Best,
-                eps: eps.get(),
-                delta: delta.get(),
-                n: n.get(),
-                m: m.get(),
-            })
+            first_err
+                .unwrap_or_else(|| AccountingError::unreachable(Method::Best, m, n, eps, delta))
         })
     }
 }

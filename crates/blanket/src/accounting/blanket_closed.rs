@@ -79,13 +79,7 @@ impl ShuffleAccountant for BlanketTheorem31 {
         eps: Epsilon,
         delta: Delta,
     ) -> Result<f64, AccountingError> {
-        let unreachable = || AccountingError::Unreachable {
-            method: Method::BlanketClosed,
-            eps: eps.get(),
-            delta: delta.get(),
-            n: n.get(),
-            m: m.get(),
-        };
+        let unreachable = || AccountingError::unreachable(Method::BlanketClosed, m, n, eps, delta);
         let target = eps.get().min(1.0);
         let mut gamma = Self::gamma(m, n, eps, delta);
         // Both directions are rounded outward, so at the boundary the forward map can land a

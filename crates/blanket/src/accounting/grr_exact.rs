@@ -595,13 +595,7 @@ impl CurveAccountant for GrrExact {
     ) -> Option<Result<f64, AccountingError>> {
         Some(
             min_gamma_exact(n.get(), m.get(), eps.get(), delta.get()).ok_or(
-                AccountingError::Unreachable {
-                    method: Method::GrrExact,
-                    eps: eps.get(),
-                    delta: delta.get(),
-                    n: n.get(),
-                    m: m.get(),
-                },
+                AccountingError::unreachable(Method::GrrExact, m, n, eps, delta),
             ),
         )
     }

@@ -217,6 +217,25 @@ pub enum AccountingError {
     },
 }
 
+impl AccountingError {
+    /// No gamma < 1 of GRR over m values reaches (eps, delta) with n users under `method`.
+    pub fn unreachable(
+        method: Method,
+        m: DomainSize,
+        n: NumUsers,
+        eps: Epsilon,
+        delta: Delta,
+    ) -> Self {
+        AccountingError::Unreachable {
+            method,
+            eps: eps.get(),
+            delta: delta.get(),
+            n: n.get(),
+            m: m.get(),
+        }
+    }
+}
+
 /// A certified privacy statement about a shuffled protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Guarantee {
@@ -292,7 +311,7 @@ pub trait ShuffleAccountant: Sync {
     /// The smallest blanket probability gamma of GRR over m values whose shuffled guarantee
     /// is at most `eps` at `delta`. The returned gamma is certified: `epsilon` at it is
     /// <= `eps`. Default: bisection on gamma (epsilon is non-increasing in gamma), relative
-    /// resolution 1e-9, returning the certified (upper) end.
+    /// resolution 1e-9, returning the certified (upper) end (see [`smallest_certified_gamma`]).
     fn min_gamma(
         &self,
         m: DomainSize,
@@ -300,31 +319,11 @@ pub trait ShuffleAccountant: Sync {
         eps: Epsilon,
         delta: Delta,
     ) -> Result<f64, AccountingError> {
-        let ok = |gamma: f64| {
+        smallest_certified_gamma(|gamma| {
             self.epsilon(&LocalRandomizer::Grr { m: m.get(), gamma }, n, delta)
                 .is_ok_and(|e| e <= eps.get())
-        };
-        let unreachable = || AccountingError::Unreachable {
-            method: self.method(),
-            eps: eps.get(),
-            delta: delta.get(),
-            n: n.get(),
-            m: m.get(),
-        };
-        let mut hi = 1.0f64.next_down();
-        if !ok(hi) {
-            return Err(unreachable());
-        }
-        let mut lo = 0.0f64;
-        while hi - lo > 1e-9 * hi && hi > f64::MIN_POSITIVE {
-            let mid = 0.5 * (lo + hi);
-            if ok(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Ok(hi)
+        })
+        .ok_or_else(|| AccountingError::unreachable(self.method(), m, n, eps, delta))
     }
 }
 
@@ -479,8 +478,7 @@ pub(crate) fn grr_params(
 }
 
 /// Smallest gamma of GRR over m values with `acct.delta(GRR(m, gamma), n, eps) <= delta`:
-/// bisection on gamma (delta is non-increasing in gamma), one delta evaluation per step,
-/// relative resolution 1e-9, returning the certified (upper) end.
+/// one delta evaluation per bisection step (see [`smallest_certified_gamma`]).
 pub(crate) fn min_gamma_by_delta(
     acct: &(impl ShuffleAccountant + ?Sized),
     m: DomainSize,
@@ -488,19 +486,21 @@ pub(crate) fn min_gamma_by_delta(
     eps: Epsilon,
     delta: Delta,
 ) -> Result<f64, AccountingError> {
-    let ok = |gamma: f64| {
+    smallest_certified_gamma(|gamma| {
         acct.delta(&LocalRandomizer::Grr { m: m.get(), gamma }, n, eps.get())
             .is_ok_and(|d| d <= delta.get())
-    };
+    })
+    .ok_or_else(|| AccountingError::unreachable(acct.method(), m, n, eps, delta))
+}
+
+/// The smallest gamma in (0, 1) with `certified(gamma)`, for a predicate that is monotone
+/// (false below some gamma*, true above): bisection, geometric while the bracket spans more
+/// than a factor 4, to relative resolution 1e-9, returning the upper end, at which the
+/// predicate was checked true. `None` if it is false just below 1.
+pub(crate) fn smallest_certified_gamma(certified: impl Fn(f64) -> bool) -> Option<f64> {
     let mut hi = 1.0f64.next_down();
-    if !ok(hi) {
-        return Err(AccountingError::Unreachable {
-            method: acct.method(),
-            eps: eps.get(),
-            delta: delta.get(),
-            n: n.get(),
-            m: m.get(),
-        });
+    if !certified(hi) {
+        return None;
     }
     let mut lo = 0.0f64;
     while hi - lo > 1e-9 * hi && hi > f64::MIN_POSITIVE {
@@ -511,13 +511,13 @@ pub(crate) fn min_gamma_by_delta(
         } else {
             0.5 * (lo + hi)
         };
-        if ok(mid) {
+        if certified(mid) {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    Ok(hi)
+    Some(hi)
 }
 
 #[cfg(test)]

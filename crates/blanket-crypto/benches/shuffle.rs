@@ -5,6 +5,7 @@
 use blanket_crypto::dkg::{self, Dealer, DkgParams};
 use blanket_crypto::elgamal::{Ciphertext, Keypair};
 use blanket_crypto::shuffle::{self, Generators, ShuffleProof};
+use blanket_crypto::submission::{encrypt_with_proof, verify_submission, SubmissionContext};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -46,7 +47,7 @@ fn bench_threshold(c: &mut Criterion) {
     let mut g = c.benchmark_group("threshold");
     g.sample_size(10);
     let mut rng = ChaCha20Rng::seed_from_u64(2);
-    let params = DkgParams::new(5, 3).unwrap();
+    let params = DkgParams::new(5, 3, b"bench").unwrap();
     let dealers: Vec<Dealer> = (1..=5)
         .map(|i| Dealer::new(params, i, &mut rng).unwrap())
         .collect();
@@ -76,5 +77,23 @@ fn bench_threshold(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_shuffle, bench_threshold);
+fn bench_client(c: &mut Criterion) {
+    let mut g = c.benchmark_group("client");
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let kp = Keypair::generate(&mut rng);
+    let ctx = SubmissionContext {
+        run: b"bench",
+        task: b"t",
+    };
+    g.bench_function("encrypt_with_proof", |b| {
+        b.iter(|| encrypt_with_proof(&kp.public, 12_345, 1, &ctx, &mut rng).unwrap())
+    });
+    let s = encrypt_with_proof(&kp.public, 12_345, 1, &ctx, &mut rng).unwrap();
+    g.bench_function("verify_submission", |b| {
+        b.iter(|| verify_submission(&kp.public, &ctx, &s).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_shuffle, bench_threshold, bench_client);
 criterion_main!(benches);

@@ -26,24 +26,49 @@ pub const CIPHERTEXT_BYTES: usize = 64;
 /// Upper bound on the number of ciphertexts a list decoder accepts (2^24).
 pub const MAX_LIST_LEN: usize = 1 << 24;
 
-/// An ElGamal secret key (a scalar), zeroized on drop.
+/// Why a key was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The identity is never a public key: with `pk = 0` every ciphertext
+    /// carries its message in the clear (`c2 = M`).
+    #[error("the identity element is not a valid public key")]
+    IdentityKey,
+    /// A zero secret key (its public key is the identity).
+    #[error("the zero scalar is not a valid secret key")]
+    ZeroSecret,
+}
+
+/// An ElGamal secret key (a nonzero scalar), zeroized on drop.
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
 pub struct SecretKey(pub(crate) Scalar);
 
 impl SecretKey {
-    /// A fresh uniformly random key.
+    /// A fresh uniformly random nonzero key.
     pub fn random<R: RngCore + CryptoRng>(rng: &mut R) -> Self {
-        SecretKey(Scalar::random(rng))
+        loop {
+            let x = Scalar::random(rng);
+            if x != Scalar::ZERO {
+                return SecretKey(x);
+            }
+        }
     }
 
-    /// Wrap a scalar (e.g. a reconstructed or test key).
-    pub fn from_scalar(x: Scalar) -> Self {
-        SecretKey(x)
+    /// Wrap a scalar (e.g. a reconstructed or test key); rejects zero.
+    pub fn from_scalar(x: Scalar) -> Result<Self, KeyError> {
+        if x == Scalar::ZERO {
+            return Err(KeyError::ZeroSecret);
+        }
+        Ok(SecretKey(x))
     }
 
-    /// The matching public key.
+    /// The matching public key (never the identity: the key is nonzero and
+    /// the group has prime order).
     pub fn public_key(&self) -> PublicKey {
-        PublicKey::from_point_unchecked(&self.0 * RISTRETTO_BASEPOINT_TABLE)
+        let point = &self.0 * RISTRETTO_BASEPOINT_TABLE;
+        PublicKey {
+            point,
+            compressed: point.compress(),
+        }
     }
 
     /// Recover the message element `c2 - x·c1`.
@@ -63,7 +88,8 @@ impl std::fmt::Debug for SecretKey {
     }
 }
 
-/// An ElGamal public key. Keeps its 32-byte encoding for transcripts.
+/// An ElGamal public key, never the identity (every constructor checks).
+/// Keeps its 32-byte encoding for transcripts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PublicKey {
     point: RistrettoPoint,
@@ -71,13 +97,16 @@ pub struct PublicKey {
 }
 
 impl PublicKey {
-    /// Wrap a point. The identity is accepted here (it is what a broken DKG
-    /// could produce) but rejected by [`PublicKey::from_bytes`].
-    pub fn from_point_unchecked(point: RistrettoPoint) -> Self {
-        PublicKey {
+    /// Wrap a point; rejects the identity (issue 9, item 3: with `pk = 0`,
+    /// `c2 = M` in the clear).
+    pub fn from_point(point: RistrettoPoint) -> Result<Self, KeyError> {
+        if point.is_identity() {
+            return Err(KeyError::IdentityKey);
+        }
+        Ok(PublicKey {
             point,
             compressed: point.compress(),
-        }
+        })
     }
 
     /// The group element.
@@ -363,6 +392,14 @@ mod tests {
             Err(DecodeError::NonCanonicalPoint { index: 5, .. })
         ));
         assert!(PublicKey::from_bytes(&[0u8; 32]).is_err());
+        assert_eq!(
+            PublicKey::from_point(RistrettoPoint::identity()),
+            Err(KeyError::IdentityKey)
+        );
+        assert_eq!(
+            SecretKey::from_scalar(Scalar::ZERO).err(),
+            Some(KeyError::ZeroSecret)
+        );
         assert_eq!(
             PublicKey::from_bytes(&kp.public.to_bytes()).unwrap(),
             kp.public

@@ -8,7 +8,10 @@
 //!   shuffle (Haenni et al. pseudo-code), batched verification;
 //! - [`dleq`]: Chaum-Pedersen proofs of equal discrete logarithms;
 //! - [`dkg`]: joint-Feldman distributed key generation (t-of-c) with
-//!   complaints;
+//!   complaints and a proof of knowledge of each constant term;
+//! - [`schnorr`]: Schnorr proofs of knowledge of a discrete logarithm;
+//! - [`submission`]: client ciphertexts with a proof of knowledge of their
+//!   randomness, and the relay's check of a batch of them;
 //! - [`threshold`]: partial decryptions with DLEQ proofs and their
 //!   combination;
 //! - [`channel`]: authenticated encryption between registered clients
@@ -27,7 +30,9 @@ pub mod dleq;
 pub mod elgamal;
 pub mod encoding;
 mod msm;
+pub mod schnorr;
 pub mod shuffle;
+pub mod submission;
 pub mod threshold;
 pub mod transcript;
 pub mod wire;

@@ -54,6 +54,10 @@ pub enum ThresholdError {
         got: usize,
         expected: usize,
     },
+    /// Interpolation points that are zero or repeated (every Lagrange
+    /// coefficient would be meaningless: a zero denominator).
+    #[error("Lagrange interpolation needs distinct nonzero indices, got {indices:?}")]
+    BadIndices { indices: Vec<u32> },
     /// Fewer than t partials.
     #[error("need {need} partial decryptions, have {have}")]
     NotEnoughPartials { have: usize, need: usize },
@@ -254,7 +258,7 @@ impl GroupKey {
             });
         }
         let used = &partials[..t];
-        let lambda = lagrange_at_zero(&used.iter().map(|p| p.member).collect::<Vec<_>>());
+        let lambda = lagrange_at_zero(&used.iter().map(|p| p.member).collect::<Vec<_>>())?;
         Ok(cts
             .par_iter()
             .enumerate()
@@ -279,8 +283,18 @@ impl GroupKey {
 }
 
 /// Lagrange coefficients at 0 for distinct nonzero indices `xs`:
-/// `lambda_j = prod_{m != j} x_m / (x_m - x_j)` (one batch inversion).
-pub fn lagrange_at_zero(xs: &[u32]) -> Vec<Scalar> {
+/// `lambda_j = prod_{m != j} x_m / (x_m - x_j)` (one batch inversion)
+/// [Shamir, "How to Share a Secret", CACM 1979]. Rejects an empty list, a
+/// zero index and a repeated index (issue 9, item 7: a zero denominator
+/// made every coefficient zero in release builds).
+pub fn lagrange_at_zero(xs: &[u32]) -> Result<Vec<Scalar>, ThresholdError> {
+    let mut sorted = xs.to_vec();
+    sorted.sort_unstable();
+    if sorted.is_empty() || sorted[0] == 0 || sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(ThresholdError::BadIndices {
+            indices: xs.to_vec(),
+        });
+    }
     let s: Vec<Scalar> = xs.iter().map(|&x| Scalar::from(x)).collect();
     let mut nums = Vec::with_capacity(s.len());
     let mut dens = Vec::with_capacity(s.len());
@@ -296,13 +310,16 @@ pub fn lagrange_at_zero(xs: &[u32]) -> Vec<Scalar> {
         nums.push(num);
         dens.push(den);
     }
+    // Distinct nonzero u32 indices are distinct nonzero scalars (l > 2^32),
+    // so every denominator is invertible.
     Scalar::batch_invert(&mut dens);
-    nums.iter().zip(&dens).map(|(n, d)| n * d).collect()
+    Ok(nums.iter().zip(&dens).map(|(n, d)| n * d).collect())
 }
 
 #[cfg(test)]
 pub(crate) fn interpolate_secret_for_tests(shares: &[KeyShare]) -> Scalar {
-    let l = lagrange_at_zero(&shares.iter().map(|s| s.index).collect::<Vec<_>>());
+    let l = lagrange_at_zero(&shares.iter().map(|s| s.index).collect::<Vec<_>>())
+        .expect("test shares have distinct nonzero indices");
     shares.iter().zip(&l).map(|(s, l)| s.secret * l).sum()
 }
 
@@ -372,7 +389,7 @@ mod tests {
     #[test]
     fn any_t_of_c_decrypt_after_shuffle() {
         let mut rng = ChaCha20Rng::seed_from_u64(1);
-        let params = DkgParams::new(5, 3).unwrap();
+        let params = DkgParams::new(5, 3, b"t").unwrap();
         // Member 4 drops out before dealing.
         let (gk, shares) = run_dkg(params, &[1, 2, 3, 5], &mut rng);
         let msgs: Vec<u64> = (0..12u64).map(|i| i * 7 + 1).collect();
@@ -422,7 +439,7 @@ mod tests {
     #[test]
     fn bad_partial_detected_and_named() {
         let mut rng = ChaCha20Rng::seed_from_u64(2);
-        let params = DkgParams::new(4, 2).unwrap();
+        let params = DkgParams::new(4, 2, b"t").unwrap();
         let (gk, shares) = run_dkg(params, &[1, 2, 3, 4], &mut rng);
         let cts: Vec<Ciphertext> = (0..6u64)
             .map(|m| gk.public_key().encrypt(m, &mut rng).unwrap())
@@ -502,7 +519,7 @@ mod tests {
     #[test]
     fn partial_decoder_rejects_malformed() {
         let mut rng = ChaCha20Rng::seed_from_u64(3);
-        let params = DkgParams::new(2, 1).unwrap();
+        let params = DkgParams::new(2, 1, b"t").unwrap();
         let (gk, shares) = run_dkg(params, &[1, 2], &mut rng);
         let cts: Vec<Ciphertext> = (0..3u64)
             .map(|m| gk.public_key().encrypt(m, &mut rng).unwrap())
@@ -541,8 +558,16 @@ mod tests {
     fn lagrange_reconstructs_constant() {
         // f(x) = 5 + 3x + 2x^2 evaluated at 2, 4, 7.
         let f = |x: u64| Scalar::from(5 + 3 * x + 2 * x * x);
-        let l = lagrange_at_zero(&[2, 4, 7]);
+        let l = lagrange_at_zero(&[2, 4, 7]).unwrap();
         let v: Scalar = [2u64, 4, 7].iter().zip(&l).map(|(&x, l)| f(x) * l).sum();
         assert_eq!(v, Scalar::from(5u8));
+        for bad in [&[][..], &[0, 1][..], &[3, 1, 3][..]] {
+            assert_eq!(
+                lagrange_at_zero(bad),
+                Err(ThresholdError::BadIndices {
+                    indices: bad.to_vec()
+                })
+            );
+        }
     }
 }

@@ -10,7 +10,9 @@ use blanket_crypto::dleq::DleqProof;
 use blanket_crypto::elgamal::{
     decode_ciphertexts, encode_ciphertexts, Ciphertext, Keypair, PublicKey,
 };
+use blanket_crypto::schnorr::SchnorrProof;
 use blanket_crypto::shuffle::{self, Generators, ShuffleProof};
+use blanket_crypto::submission::{encrypt_with_proof, ClientSubmission, SubmissionContext};
 use blanket_crypto::threshold::PartialDecryption;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -50,6 +52,16 @@ fn decoders() -> Vec<(&'static str, Decoder)> {
         ("sealed message", |b| {
             SealedMessage::from_bytes(b).ok().map(|m| m.to_bytes())
         }),
+        ("schnorr proof", |b| {
+            SchnorrProof::from_bytes(b)
+                .ok()
+                .map(|p| p.to_bytes().to_vec())
+        }),
+        ("client submission", |b| {
+            ClientSubmission::from_bytes(b)
+                .ok()
+                .map(|s| s.to_bytes().to_vec())
+        }),
     ]
 }
 
@@ -62,7 +74,7 @@ fn valid_samples() -> Vec<Vec<u8>> {
         .collect();
     let gens = Generators::new(3);
     let (_, proof) = shuffle::shuffle_and_prove(&gens, &kp.public, &cts, b"x", &mut rng).unwrap();
-    let params = DkgParams::new(3, 2).unwrap();
+    let params = DkgParams::new(3, 2, b"decoders").unwrap();
     let dealers: Vec<Dealer> = (1..=3)
         .map(|i| Dealer::new(params, i, &mut rng).unwrap())
         .collect();
@@ -71,8 +83,13 @@ fn valid_samples() -> Vec<Vec<u8>> {
     let ks = blanket_crypto::dkg::key_share(&params, 1, &dealings, &shares).unwrap();
     let partial = ks.partial_decrypt(&cts, b"x", &mut rng);
     let other = Keypair::generate(&mut rng);
-    let ch = Channel::establish(1, &kp, 2, &other.public).unwrap();
-    let sealed = ch.seal(1, 0, b"hello relay").unwrap();
+    let mut ch = Channel::establish(1, &kp, 2, &other.public, &mut rng).unwrap();
+    let sealed = ch.seal(1, b"hello relay").unwrap();
+    let ctx = SubmissionContext {
+        run: b"r",
+        task: b"t",
+    };
+    let sub = encrypt_with_proof(&kp.public, 9, 4, &ctx, &mut rng).unwrap();
     vec![
         cts[0].to_bytes().to_vec(),
         encode_ciphertexts(&cts),
@@ -83,6 +100,8 @@ fn valid_samples() -> Vec<Vec<u8>> {
         dealings[0].to_bytes(),
         shares[0].to_bytes().to_vec(),
         sealed.to_bytes(),
+        dealings[0].proof.to_bytes().to_vec(),
+        sub.to_bytes().to_vec(),
     ]
 }
 
@@ -104,7 +123,8 @@ fn random_bytes_never_panic() {
     let mut rng = ChaCha20Rng::seed_from_u64(11);
     for (name, dec) in decoders() {
         for len in [
-            0usize, 1, 3, 4, 8, 16, 24, 31, 32, 33, 40, 63, 64, 65, 68, 72, 100, 452, 1000,
+            0usize, 1, 3, 4, 8, 16, 24, 31, 32, 33, 40, 63, 64, 65, 68, 72, 100, 133, 137, 452,
+            1000,
         ] {
             for _ in 0..20 {
                 let mut b = vec![0u8; len];

@@ -1,8 +1,9 @@
 //! The building blocks composed as in the amortized shuffler (spec 05):
 //! registered channel keys, a DKG whose private shares travel sealed through
 //! the relay (one member drops out before dealing, one after), clients
-//! encrypt, a chain of shufflers each proving its shuffle (one cheater is
-//! caught and replaced), and t of c members decrypt.
+//! encrypt with a proof of knowledge of their randomness and the relay
+//! checks the submissions, a chain of shufflers each proving its shuffle
+//! (one cheater is caught and replaced), and t of c members decrypt.
 
 use blanket_crypto::channel::{Channel, SealedMessage};
 use blanket_crypto::dkg::{self, Dealer, Dealing, DkgParams, SecretShare};
@@ -10,6 +11,7 @@ use blanket_crypto::elgamal::{
     decode_ciphertexts, encode_ciphertexts, Ciphertext, Keypair, PublicKey,
 };
 use blanket_crypto::shuffle::{self, Generators, ShuffleError, ShuffleProof};
+use blanket_crypto::submission::{encrypt_with_proof, verify_submissions, SubmissionContext};
 use blanket_crypto::threshold::PartialDecryption;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -18,16 +20,24 @@ use rand_core::SeedableRng;
 fn amortized_shuffler_end_to_end() {
     let mut rng = ChaCha20Rng::seed_from_u64(2024);
     let c = 5u32;
-    let params = DkgParams::new(c, 3).unwrap();
+    // 3-of-5 tolerates one malicious member and one dropout.
+    let params = DkgParams::for_adversary(c, 2, 0, b"e2e run 1, committee 1..5").unwrap();
+    assert_eq!(params.threshold, 3);
+    DkgParams::new(c, 3, b"e2e run 1, committee 1..5")
+        .unwrap()
+        .check_adversary(1, 1)
+        .unwrap();
     // Registered channel keys (directory relayed by the server).
     let channel_keys: Vec<Keypair> = (0..=c).map(|_| Keypair::generate(&mut rng)).collect();
     let directory: Vec<[u8; 32]> = channel_keys.iter().map(|k| k.public.to_bytes()).collect();
-    let chan = |me: u32, peer: u32| {
+    let mut chan_rng = ChaCha20Rng::seed_from_u64(7);
+    let mut chan = |me: u32, peer: u32| {
         Channel::establish(
             me,
             &channel_keys[me as usize],
             peer,
             &PublicKey::from_bytes(&directory[peer as usize]).unwrap(),
+            &mut chan_rng,
         )
         .unwrap()
     };
@@ -44,7 +54,7 @@ fn amortized_shuffler_end_to_end() {
         let j = d.dealing().dealer;
         for i in (1..=c).filter(|&i| i != j) {
             let s = d.share_for(i).unwrap();
-            relay.push(chan(j, i).seal(1, 0, &s.to_bytes()[..]).unwrap().to_bytes());
+            relay.push(chan(j, i).seal(1, &s.to_bytes()[..]).unwrap().to_bytes());
         }
     }
     let dealings: Vec<Dealing> = board
@@ -77,13 +87,25 @@ fn amortized_shuffler_end_to_end() {
         key_shares.push(dkg::key_share(&params, me, &dealings, &mine).unwrap());
     }
 
-    // Clients encrypt.
+    // Clients encrypt with a proof of knowledge of their randomness; the
+    // relay checks the submissions before the first shuffle.
     let pk = *gk.public_key();
+    let ctx = SubmissionContext {
+        run: b"e2e run 1",
+        task: b"sum",
+    };
     let msgs: Vec<u64> = (0..24u64).map(|i| (i * 2_654_435_761) % 100_000).collect();
-    let mut list: Vec<Ciphertext> = msgs
+    let batch: Vec<(u32, Vec<u8>)> = msgs
         .iter()
-        .map(|&m| pk.encrypt(m, &mut rng).unwrap())
+        .zip(100u32..)
+        .map(|(&m, id)| {
+            let s = encrypt_with_proof(&pk, m, id, &ctx, &mut rng).unwrap();
+            (id, s.to_bytes().to_vec())
+        })
         .collect();
+    let (accepted, refused) = verify_submissions(&pk, &ctx, &batch);
+    assert!(refused.is_empty());
+    let mut list: Vec<Ciphertext> = accepted.ciphertexts();
     let gens = Generators::new(list.len());
 
     // A chain of 3 shufflers; the second one cheats (swaps in its own

@@ -11,6 +11,11 @@ fuzz_target!(|data: &[u8]| {
             blanket_crypto::encoding::decode_compressed(&c),
         ) {
             assert_eq!(blanket_crypto::encoding::decode_u64(&p), Ok(m));
+            // Only the canonical encoding of m is accepted.
+            assert_eq!(
+                blanket_crypto::encoding::encode_u64_vartime(m).map(|q| q.compress()),
+                Ok(c)
+            );
         }
     }
 });

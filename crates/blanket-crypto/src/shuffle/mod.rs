@@ -43,6 +43,9 @@ use crate::wire::DecodeError;
 /// Errors of shuffling, proving and verifying.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShuffleError {
+    /// The public key is the identity (never valid: `c2 = M` in the clear).
+    #[error("the public key is the identity")]
+    IdentityKey,
     /// The list to shuffle is empty.
     #[error("cannot shuffle an empty list")]
     Empty,

@@ -5,6 +5,7 @@
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE as G_TABLE;
 use curve25519_dalek::ristretto::RistrettoPoint;
 use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::IsIdentity;
 use rand_core::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
@@ -148,12 +149,32 @@ pub fn prove<R: RngCore + CryptoRng>(
         }
         psi_inv[j] = i;
     }
+    if pk.point().is_identity() {
+        return Err(ShuffleError::IdentityKey);
+    }
     let hs = &gens.hs()[..n];
     let h_table = gens.h_table();
 
+    let mut tr = statement_transcript(pk, input, output, context);
+
+    // Nonces (issue 9, item 4): hedged, as the DLEQ and Schnorr provers do
+    // (merlin's transcript RNG): derived from the statement transcript
+    // (context, key, both lists), the witness (permutation and
+    // re-randomizers) and fresh randomness from `rng`. A repeated RNG state
+    // (a cloned generator, a restored snapshot) with a different statement
+    // or witness no longer repeats the nonces, so two proofs no longer
+    // reveal the permutation through `s'_i - s*'_i = c u'_i - c* u*'_i`.
+    let mut nonce_rng = {
+        let mut w = Zeroizing::new(Vec::with_capacity(40 * n));
+        for (&p, r) in psi.iter().zip(&witness.rerandomizers) {
+            w.extend_from_slice(&(p as u64).to_le_bytes());
+            w.extend_from_slice(r.as_bytes());
+        }
+        tr.witness_rng(&w, rng)
+    };
     let mut seeds = Zeroizing::new([[0u8; 32]; 4]);
     for s in seeds.iter_mut() {
-        rng.fill_bytes(s);
+        nonce_rng.fill_bytes(s);
     }
     // Randomness: r_j (permutation commitment), r^_i (chain), omega^_i, omega'_i.
     let r = random_scalars(seeds[0], n);
@@ -162,10 +183,8 @@ pub fn prove<R: RngCore + CryptoRng>(
     let omega_prime = random_scalars(seeds[3], n);
     let mut omega = Zeroizing::new([Scalar::ZERO; 4]);
     for w in omega.iter_mut() {
-        *w = Scalar::random(rng);
+        *w = Scalar::random(&mut nonce_rng);
     }
-
-    let mut tr = statement_transcript(pk, input, output, context);
 
     // Step 1: permutation commitment c_j = r_j G + h_{psi^-1(j)}.
     let c: Vec<RistrettoPoint> = (0..n)

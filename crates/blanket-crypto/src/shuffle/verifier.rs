@@ -63,6 +63,11 @@ pub fn verify(
     proof: &ShuffleProof,
     context: &[u8],
 ) -> Result<(), ShuffleError> {
+    // Item 3 of issue 9: never accept a proof under the identity key (a
+    // `PublicKey` cannot be the identity; this guards the invariant).
+    if pk.point().is_identity() {
+        return Err(ShuffleError::IdentityKey);
+    }
     let n = input.len();
     gens.check(n)?;
     if output.len() != n {

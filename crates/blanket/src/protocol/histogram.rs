@@ -7,9 +7,10 @@
 use crate::accounting::{LocalRandomizer, ShuffleAccountant};
 use crate::analyzer::{AggregateError, Aggregator, Counts};
 use crate::calibrate::{
-    calibrate, Calibratable, Calibration, CalibrationError, Requirement, Target,
+    calibrate, Calibratable, Calibration, CalibrationError, LocalPrivacy, Requirement, Target,
 };
 use crate::params::{DomainSize, Gamma, NumUsers, ParamError};
+use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::{Grr, GrrError};
 use rand_core::CryptoRng;
 use serde::Serialize;
@@ -49,6 +50,16 @@ impl Calibratable for HistogramShape {
 
     fn predicted_mse(&self, _: (), gamma: Gamma, n: NumUsers) -> f64 {
         Histogram::new(self.m, gamma).mean_count_variance(n.get())
+    }
+
+    /// The estimated frequency of y is f_hat_y / n, so its MSE is the count's divided by n^2.
+    fn normalized_mse(&self, predicted_mse: f64, n: NumUsers) -> f64 {
+        predicted_mse / (n.get() as f64).powi(2)
+    }
+
+    /// One message of GRR over the m categories: eps0 = log(1 + m (1 - gamma) / gamma).
+    fn local_privacy(&self, _: (), gamma: Gamma) -> LocalPrivacy {
+        LocalPrivacy::of_messages(local_epsilon(self.m, gamma), 1)
     }
 }
 

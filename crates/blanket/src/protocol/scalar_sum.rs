@@ -6,10 +6,11 @@ use super::DomainConvention;
 use crate::accounting::{LocalRandomizer, ShuffleAccountant};
 use crate::analyzer::{AggregateError, Aggregator, IntegerSum};
 use crate::calibrate::{
-    calibrate, Calibratable, Calibration, CalibrationError, Requirement, Target,
+    calibrate, Calibratable, Calibration, CalibrationError, LocalPrivacy, Requirement, Target,
 };
 use crate::encode::randomized_round;
 use crate::params::{DomainSize, Gamma, NumUsers, ParamError, Precision, UnitValue};
+use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::Grr;
 use rand_core::CryptoRng;
 use serde::Serialize;
@@ -82,6 +83,17 @@ impl Calibratable for ScalarSumShape {
 
     fn predicted_mse(&self, k: Precision, gamma: Gamma, n: NumUsers) -> f64 {
         ScalarSum::new(k, gamma).worst_case_sum_mse(n.get())
+    }
+
+    /// The estimated mean is the sum estimate divided by n, so its MSE is the sum's over n^2.
+    fn normalized_mse(&self, predicted_mse: f64, n: NumUsers) -> f64 {
+        predicted_mse / (n.get() as f64).powi(2)
+    }
+
+    /// One message of GRR over the k + 1 levels (whatever domain the accountant was told):
+    /// eps0 = log(1 + (k + 1) (1 - gamma) / gamma).
+    fn local_privacy(&self, k: Precision, gamma: Gamma) -> LocalPrivacy {
+        LocalPrivacy::of_messages(local_epsilon(k.levels(), gamma), 1)
     }
 }
 

@@ -4,7 +4,8 @@
 use super::*;
 use crate::accounting::{AccountingError, Guarantee, LocalRandomizer, ShuffleAccountant};
 use crate::calibrate::{
-    calibrate_near, Calibratable, Calibration, CalibrationError, Requirement, Target, VERIFY_RADIUS,
+    calibrate_near, Calibratable, Calibration, CalibrationError, LocalPrivacy, Requirement, Target,
+    VERIFY_RADIUS,
 };
 use crate::params::{Delta, DomainSize, Epsilon, Gamma, NumUsers, ParamError, Precision};
 use crate::protocol::DomainConvention;
@@ -148,6 +149,25 @@ impl Calibratable for VectorSumShape {
         }
         .worst_case_mean_mse(n.get())
     }
+
+    /// The predicted error is already that of the estimated mean vector (summed over the d
+    /// coordinates, [`VectorSum::worst_case_mean_mse`]): it is returned as it is.
+    fn normalized_mse(&self, predicted_mse: f64, _n: NumUsers) -> f64 {
+        predicted_mse
+    }
+
+    /// Each of a user's t messages is GRR over the k + 1 levels of one coordinate (the
+    /// coordinate is chosen independently of the data, so it adds nothing); see
+    /// [`VectorSum::local_privacy`].
+    fn local_privacy(&self, k: Precision, gamma: Gamma) -> LocalPrivacy {
+        VectorSum {
+            d: self.d,
+            t: self.t,
+            k,
+            grr: Grr::new(k.levels(), gamma),
+        }
+        .local_privacy()
+    }
 }
 
 /// How many consecutive worse t end the search over t.
@@ -185,6 +205,11 @@ pub struct VectorCalibration {
     /// The guarantee of the whole protocol users really run (after composition for t >= 2),
     /// `None` if the accountant certifies none (e.g. the paper's m = k convention).
     pub certified: Option<Guarantee>,
+    /// Local privacy eps0 of one message (GRR over the k + 1 levels of one coordinate).
+    pub eps0: f64,
+    /// Local privacy of everything one user sends (its t messages: t * eps0): the user-level
+    /// local DP guarantee.
+    pub eps0_user: f64,
     /// Predicted worst-case MSE of the mean vector (summed over coordinates).
     pub predicted_mse: f64,
 }
@@ -337,6 +362,8 @@ impl VectorSum {
                 requirement,
                 instance: cal,
                 certified: p.certify_target(target.n, target.delta, Some(target.eps), accountant),
+                eps0: cal.eps0,
+                eps0_user: cal.eps0_user,
                 predicted_mse: cal.predicted_mse,
             };
             return Ok((p, vc));
@@ -565,6 +592,46 @@ mod tests {
                 }
             }
             other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn local_privacy_per_message_and_per_user() {
+        // The generic calibration of a fixed-t shape (what `account error` runs) and the
+        // vector-sum calibration (what `calibrate` runs) report the same eps0: one message
+        // is GRR over the k + 1 levels, not over the d (k + 1) pairs of the t = 1 reduction.
+        let tg = target(1_000_000, 1.0, 1e-6);
+        for tt in [1u64, 3] {
+            let (p, vc) = VectorSum::calibrate(
+                100,
+                Some(tt),
+                None,
+                DomainConvention::TrueDomain,
+                &tg,
+                &BlanketTheorem31,
+            )
+            .unwrap();
+            let shape =
+                VectorSumShape::new(100, tt, Some(p.k()), DomainConvention::TrueDomain).unwrap();
+            let generic = crate::calibrate::calibrate(&shape, &tg, &BlanketTheorem31).unwrap();
+            let per_message = crate::randomizer::grr::local_epsilon(p.k().levels(), p.gamma());
+            assert_eq!(vc.eps0, per_message);
+            assert_eq!(generic.eps0, per_message, "t = {tt}");
+            assert_eq!(generic.eps0_user, vc.eps0_user);
+            // Per user: t messages; inputs 0^d and 1^d attain it (every message is level 0
+            // resp. k before GRR): the likelihood ratio of t messages at level 0 is
+            // ((1 - g + g/(k+1)) / (g/(k+1)))^t.
+            let g = p.gamma().get();
+            let b = g / f64::from(p.k().levels().get());
+            let attained = f64::from(p.t()) * ((1.0 - g + b) / b).ln();
+            assert!(vc.eps0_user >= attained, "t = {tt}");
+            assert!(vc.eps0_user <= attained * (1.0 + 1e-12), "t = {tt}");
+            assert_eq!(p.local_privacy().per_user, vc.eps0_user);
+            if tt == 1 {
+                assert_eq!(vc.eps0_user, vc.eps0);
+            } else {
+                assert!(vc.eps0_user > 2.9 * vc.eps0);
+            }
         }
     }
 }

@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::accounting::{round_up, Guarantee, LocalRandomizer, ShuffleAccountant};
+use crate::calibrate::LocalPrivacy;
 use crate::params::{Delta, Epsilon, NumUsers};
+use crate::randomizer::grr::local_epsilon;
 
 /// Advanced composition (Dwork, Rothblum, Vadhan 2010, as Theorem 4.2 of Scott et al.):
 /// t mechanisms, each (eps1, delta1)-DP, compose to
@@ -65,6 +67,15 @@ pub(super) fn delta_split(delta: f64, t: u32) -> (f64, f64, f64) {
 }
 
 impl VectorSum {
+    /// The local (LDP) guarantee of the randomizer: one message is GRR over the k + 1 levels
+    /// of a data-independent coordinate, eps0 = log(1 + (k + 1)(1 - gamma) / gamma) (Balle
+    /// et al. 2019, Section 3; the randomized rounding before it only adds noise); a user's t
+    /// messages compose to t eps0, attained by the inputs 0^d and 1^d (every message is then
+    /// level 0 resp. k before GRR, so each of the t likelihood ratios reaches e^eps0).
+    pub fn local_privacy(&self) -> LocalPrivacy {
+        LocalPrivacy::of_messages(local_epsilon(self.k.levels(), self.grr.gamma()), self.t)
+    }
+
     /// levels) for n users at `delta`, certified by `accountant` through the reductions in the
     /// module documentation; `None` if the accountant certifies none.
     pub fn certify(

@@ -999,7 +999,7 @@ mod inverse_vs_simulation {
                 11,
                 r,
                 false,
-                |i, rng| h.randomize(data[i], rng).unwrap(),
+                |i, rng| h.randomize_simulated(data[i], rng).unwrap(),
                 || h.aggregator(),
             )
             .unwrap();
@@ -1052,7 +1052,7 @@ mod inverse_vs_simulation {
                 12,
                 r,
                 false,
-                |_, rng| p.randomize_value(x, rng),
+                |_, rng| p.randomize_value_simulated(x, rng),
                 || p.aggregator(),
             )
             .unwrap();

@@ -81,7 +81,7 @@ impl VectorSum {
                     let mut scratch = Vec::new();
                     let mut res = Ok(());
                     for i in c * CHUNK..((c + 1) * CHUNK).min(users) {
-                        self.randomize_row(data.row(i), &mut rng, &mut scratch, |m| {
+                        self.randomize_row_simulated(data.row(i), &mut rng, &mut scratch, |m| {
                             if res.is_ok() {
                                 res = state.absorb(m);
                             }
@@ -101,12 +101,17 @@ impl VectorSum {
                 let mut scratch = Vec::new();
                 for (u, slots) in out.chunks_mut(t).enumerate() {
                     let mut idx = 0;
-                    self.randomize_row(data.row(c * CHUNK + u), &mut rng, &mut scratch, |m| {
-                        if let Some(s) = slots.get_mut(idx) {
-                            *s = m;
-                        }
-                        idx += 1;
-                    });
+                    self.randomize_row_simulated(
+                        data.row(c * CHUNK + u),
+                        &mut rng,
+                        &mut scratch,
+                        |m| {
+                            if let Some(s) = slots.get_mut(idx) {
+                                *s = m;
+                            }
+                            idx += 1;
+                        },
+                    );
                 }
             });
         let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(repetition));

@@ -4,21 +4,22 @@ use super::*;
 use crate::analyzer::CoordinateMessage;
 use crate::encode::{randomized_round, sample_coordinates};
 use crate::params::UnitValue;
+use crate::rng::{SecureRng, SimulationRng};
 use crate::sample::uniform_u32;
 use rand_core::CryptoRng;
 
 impl VectorSum {
     /// Client side: validates x (length d, every coordinate in [0, 1]) and returns its t
-    /// messages.
-    pub fn randomize<R: CryptoRng + ?Sized>(
+    /// messages, randomized with the OS-seeded generator.
+    pub fn randomize(
         &self,
         x: &[f64],
-        rng: &mut R,
+        rng: &mut SecureRng,
     ) -> Result<Vec<CoordinateMessage>, VectorSumError> {
         let row = UnitVectors::new(u64::from(self.d), [x])?;
         let mut out = Vec::with_capacity(self.t as usize);
         let mut scratch = Vec::new();
-        self.randomize_row(row.row(0), rng, &mut scratch, |m| out.push(m));
+        self.randomize_row_with(row.row(0), rng, &mut scratch, |m| out.push(m));
         Ok(out)
     }
 
@@ -26,7 +27,30 @@ impl VectorSum {
     /// messages. Allocation-free for t = 1; for t >= 2 `scratch` is resized to t once and
     /// reused across calls.
     #[inline]
-    pub fn randomize_row<R: CryptoRng + ?Sized, F: FnMut(CoordinateMessage)>(
+    pub fn randomize_row<F: FnMut(CoordinateMessage)>(
+        &self,
+        x: &[UnitValue],
+        rng: &mut SecureRng,
+        scratch: &mut Vec<u32>,
+        emit: F,
+    ) {
+        self.randomize_row_with(x, rng, scratch, emit)
+    }
+
+    /// [`VectorSum::randomize_row`] for simulations (a seeded generator).
+    #[inline]
+    pub fn randomize_row_simulated<F: FnMut(CoordinateMessage)>(
+        &self,
+        x: &[UnitValue],
+        rng: &mut SimulationRng,
+        scratch: &mut Vec<u32>,
+        emit: F,
+    ) {
+        self.randomize_row_with(x, rng, scratch, emit)
+    }
+
+    #[inline]
+    fn randomize_row_with<R: CryptoRng + ?Sized, F: FnMut(CoordinateMessage)>(
         &self,
         x: &[UnitValue],
         rng: &mut R,
@@ -63,8 +87,6 @@ mod tests {
 
     use super::*;
 
-    use crate::rng::simulation_rng;
-
     #[test]
     fn bad_parameters_and_inputs_are_typed_errors() {
         let k = Precision::new(3).unwrap();
@@ -75,7 +97,7 @@ mod tests {
         assert!(e.starts_with("t must be an integer from 1 to d"), "{e}");
         assert!(VectorSum::new(5, 0, k, g).is_err());
         let p = VectorSum::new(3, 1, k, g).unwrap();
-        let mut rng = simulation_rng(0);
+        let mut rng = SecureRng::from_os().unwrap();
         let e = p.randomize(&[0.1, 0.2], &mut rng).unwrap_err();
         assert!(
             e.to_string()
@@ -92,7 +114,7 @@ mod tests {
     #[test]
     fn randomizer_sends_t_distinct_coordinates() {
         let p = VectorSum::new(6, 3, Precision::new(4).unwrap(), Gamma::new(0.3).unwrap()).unwrap();
-        let mut rng = simulation_rng(9);
+        let mut rng = SecureRng::from_os().unwrap();
         for _ in 0..1000 {
             let msgs = p
                 .randomize(&[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], &mut rng)

@@ -230,3 +230,130 @@ fn experiment_quick_writes_csv_png_and_summary() {
     assert!(summary.contains("error lowest at t = 1"), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+/// Issue 8 item 2: the vector-sum error is already per mean vector; `account users` must not
+/// divide it by n^2 again. The n it answers, simulated, gives about the target MSE.
+#[test]
+fn users_query_for_vector_sum_is_on_the_mean_vector_scale() {
+    let u = json(&[
+        "account",
+        "users",
+        "--protocol",
+        "vector-sum",
+        "--d",
+        "10",
+        "--t",
+        "1",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--target-mse",
+        "0.01",
+        "--json",
+    ]);
+    let n = u["n"].as_u64().expect("n");
+    assert!(num(&u, "normalized_mse") <= 0.01, "{u}");
+    assert_eq!(num(&u, "normalized_mse"), num(&u, "predicted_mse"), "{u}");
+    assert!(n > 1000, "{u}");
+    let e = json(&[
+        "account",
+        "error",
+        "--protocol",
+        "vector-sum",
+        "--d",
+        "10",
+        "--t",
+        "1",
+        "--n",
+        &n.to_string(),
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--json",
+    ]);
+    assert_eq!(num(&e, "normalized_mse"), num(&e, "predicted_mse"), "{e}");
+    assert!(num(&e, "normalized_mse") <= 0.01, "{e}");
+    let s = json(&[
+        "simulate",
+        "vector-sum",
+        "--n",
+        &n.to_string(),
+        "--d",
+        "10",
+        "--t",
+        "1",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "20",
+        "--no-shuffle",
+        "--json",
+    ]);
+    // The worst case over data is the target; this data's observed error is at most about it.
+    assert!(num(&s, "worst_case_mse") <= 0.01 * (1.0 + 1e-9), "{s}");
+    assert!(num(&s, "mse") < 0.013 && num(&s, "mse") > 0.001, "{s}");
+}
+
+/// Issue 8 item 3: one eps0 per message and one per user, the same in `calibrate` and
+/// `account error`.
+#[test]
+fn eps0_per_message_and_per_user_agree_across_commands() {
+    let common = [
+        "--d", "100", "--n", "1e5", "--eps", "1", "--delta", "1e-6", "--json",
+    ];
+    let mut c = vec!["calibrate", "vector-sum", "--t", "1"];
+    c.extend(common);
+    let cal = json(&c);
+    let mut a = vec!["account", "error", "--protocol", "vector-sum", "--t", "1"];
+    a.extend(common);
+    let err = json(&a);
+    assert_eq!(num(&cal, "eps0"), num(&err, "eps0"), "{cal}\n{err}");
+    assert_eq!(num(&cal, "eps0_user"), num(&cal, "eps0"));
+    assert_eq!(num(&err, "eps0_user"), num(&err, "eps0"));
+    let three = json(&[
+        "calibrate",
+        "vector-sum",
+        "--d",
+        "100",
+        "--t",
+        "3",
+        "--n",
+        "1e6",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--json",
+    ]);
+    let (e0, eu) = (num(&three, "eps0"), num(&three, "eps0_user"));
+    assert!(eu >= 3.0 * e0 && eu <= 3.0 * e0 * (1.0 + 1e-12), "{three}");
+    let out = blanket(&[
+        "calibrate",
+        "vector-sum",
+        "--d",
+        "100",
+        "--t",
+        "3",
+        "--n",
+        "1e6",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("eps0 per message") && text.contains("eps0 per user (local DP)"),
+        "{text}"
+    );
+}

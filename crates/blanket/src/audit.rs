@@ -126,9 +126,9 @@ mod tests {
         let mut rng = simulation_rng(7);
         let r = audit(4_000, 1e-3, 0.05, |d1| {
             let mut c = [0i64; 3];
-            c[grr.randomize(u32::from(d1), &mut rng).unwrap() as usize] += 1;
+            c[grr.randomize_simulated(u32::from(d1), &mut rng).unwrap() as usize] += 1;
             for _ in 1..n {
-                c[grr.randomize(2, &mut rng).unwrap() as usize] += 1;
+                c[grr.randomize_simulated(2, &mut rng).unwrap() as usize] += 1;
             }
             c[0] - c[1]
         });

@@ -62,8 +62,51 @@ pub trait Calibratable {
         target: &Target,
     ) -> (LocalRandomizer, NumUsers);
 
-    /// Predicted (worst-case over datasets) mean squared error at this choice and gamma.
+    /// Predicted (worst-case over datasets) mean squared error at this choice and gamma, on
+    /// the protocol's own scale (e.g. a count, a sum, or a mean vector).
     fn predicted_mse(&self, choice: Self::Choice, gamma: Gamma, n: NumUsers) -> f64;
+
+    /// `predicted_mse` on the *normalized* scale a user states an error target on: the MSE of
+    /// the estimated frequencies (histogram), of the estimated mean (scalar sum) or of the
+    /// estimated mean vector (vector sum). Each protocol says how its own scale maps there
+    /// (a count or a sum error divided by n^2; a mean-vector error as it is), so that the
+    /// inverse queries never rescale twice. Must be non-increasing in n for
+    /// [`n_for_error`].
+    fn normalized_mse(&self, predicted_mse: f64, n: NumUsers) -> f64;
+
+    /// The local (LDP) guarantee of what one user sends at this choice and gamma: per message
+    /// and per user (a user sending t messages composes them). This is the randomizer users
+    /// really run, which may differ from [`Calibratable::instance`] (an accounting reduction).
+    fn local_privacy(&self, choice: Self::Choice, gamma: Gamma) -> LocalPrivacy;
+}
+
+/// The local differential privacy of what one user sends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LocalPrivacy {
+    /// eps0 of one message (rounded up).
+    pub per_message: f64,
+    /// eps0 of everything one user sends (its messages composed; rounded up): the user-level
+    /// local guarantee.
+    pub per_user: f64,
+}
+
+impl LocalPrivacy {
+    /// A user sending `messages` messages, each `per_message`-LDP, with the t messages of one
+    /// user attaining the composed bound (basic composition of pure eps0-LDP, Dwork and Roth
+    /// 2014, Theorem 3.16; tight for vector sum: inputs 0^d and 1^d): per user
+    /// `messages * per_message`, rounded up one ulp (the product's rounding error is at most
+    /// half an ulp).
+    pub fn of_messages(per_message: f64, messages: u32) -> Self {
+        let per_user = if messages <= 1 {
+            per_message
+        } else {
+            (f64::from(messages) * per_message).next_up()
+        };
+        Self {
+            per_message,
+            per_user,
+        }
+    }
 }
 
 /// How many consecutive worse choices end the linear scan (used for choice lists of at most
@@ -113,16 +156,21 @@ pub struct Calibration<C> {
     pub choice: C,
     /// The blanket probability (rounded up, certified).
     pub gamma: Gamma,
-    /// Local privacy eps0 of the randomizer users run.
+    /// Local privacy eps0 of one message of the randomizer users run (rounded up).
     pub eps0: f64,
+    /// Local privacy of everything one user sends (its messages composed; equal to `eps0`
+    /// for single-message protocols): the user-level local DP guarantee, rounded up.
+    pub eps0_user: f64,
     /// The guarantee of the requirement instance, as certified by the accountant.
     pub guarantee: Guarantee,
     /// The guarantee certified for the randomizer users really run. Equal to `guarantee`
     /// unless the protocol calibrates on a different instance (the paper's m = k
     /// convention); `None` where the accountant cannot certify the real randomizer.
     pub certified: Option<Guarantee>,
-    /// Predicted worst-case MSE at these parameters.
+    /// Predicted worst-case MSE at these parameters, on the protocol's own scale.
     pub predicted_mse: f64,
+    /// `predicted_mse` on the normalized scale ([`Calibratable::normalized_mse`]).
+    pub normalized_mse: f64,
 }
 
 /// Finds the choice and the smallest certified gamma minimizing the predicted error.
@@ -277,13 +325,16 @@ fn certify_choice<P: Calibratable>(
     } else {
         accountant.guarantee(&instance, inst_n, req.delta).ok()
     };
+    let local = protocol.local_privacy(choice, gamma);
     Ok(Calibration {
         choice,
         gamma,
-        eps0: instance.eps0(),
+        eps0: local.per_message,
+        eps0_user: local.per_user,
         guarantee,
         certified,
         predicted_mse: mse,
+        normalized_mse: protocol.normalized_mse(mse, target.n),
     })
 }
 
@@ -578,23 +629,25 @@ pub fn max_eps0(
 }
 
 /// Inverse query "what error will I get?": the predicted error of the calibrated protocol
-/// at the target's n.
+/// at the target's n, on the normalized scale ([`Calibratable::normalized_mse`]: frequencies,
+/// mean, or mean vector). The full calibration (with the error on the protocol's own scale
+/// too) is [`calibrate`].
 pub fn error_at_n<P: Calibratable>(
     protocol: &P,
     target: &Target,
     accountant: &dyn ShuffleAccountant,
 ) -> Result<f64, CalibrationError> {
-    calibrate(protocol, target, accountant).map(|c| c.predicted_mse)
+    calibrate(protocol, target, accountant).map(|c| c.normalized_mse)
 }
 
 /// Inverse query "how many users do I need?": the smallest n (doubling, then bisection) for
-/// which the calibrated protocol's `metric(predicted_mse, n)` is at most `max_error`. The
-/// metric must be non-increasing in n (e.g. the MSE of frequencies, mse / n^2, or of a mean).
+/// which the calibrated protocol's normalized predicted error
+/// ([`Calibratable::normalized_mse`], the same scale [`error_at_n`] answers on) is at most
+/// `max_error`.
 pub fn n_for_error<P: Calibratable>(
     protocol: &P,
     target: &Target,
     accountant: &dyn ShuffleAccountant,
-    metric: impl Fn(f64, u64) -> f64,
     max_error: f64,
 ) -> Option<u64> {
     let good = |n: u64| -> bool {
@@ -602,7 +655,7 @@ pub fn n_for_error<P: Calibratable>(
             return false;
         };
         let t = Target { n: nu, ..*target };
-        calibrate(protocol, &t, accountant).is_ok_and(|c| metric(c.predicted_mse, n) <= max_error)
+        calibrate(protocol, &t, accountant).is_ok_and(|c| c.normalized_mse <= max_error)
     };
     let mut hi = 2u64;
     while !good(hi) {
@@ -668,16 +721,11 @@ mod inverse_tests {
         let err = error_at_n(&shape, &t, &BlanketTheorem31).unwrap();
         assert!(err > 0.0);
         // frequency MSE mse / n^2 <= 1e-7
-        let n = n_for_error(
-            &shape,
-            &t,
-            &BlanketTheorem31,
-            |m, n| m / (n as f64).powi(2),
-            1e-7,
-        )
-        .unwrap();
+        let n = n_for_error(&shape, &t, &BlanketTheorem31, 1e-7).unwrap();
         let at = error_at_n(&shape, &target(0.5, 1e-6, n), &BlanketTheorem31).unwrap();
-        assert!(at / (n as f64).powi(2) <= 1e-7);
+        assert!(at <= 1e-7);
+        let before = error_at_n(&shape, &target(0.5, 1e-6, n - 1), &BlanketTheorem31).unwrap();
+        assert!(before > 1e-7);
     }
 }
 
@@ -880,5 +928,194 @@ mod search_tests {
         };
         let serial = one.install(run);
         assert_eq!(serial, run());
+    }
+}
+
+/// Every inverse query checked against the core simulation at the n it returns: the observed
+/// normalized MSE (fixed seeds, data attaining the protocol's worst case, so the predicted
+/// worst-case error is what the data sees) must be within a stated statistical tolerance of
+/// the target. `n_for_error` returns the smallest n whose predicted error is at most the
+/// target, so the prediction at n is the target to within (n - 1)/n.
+#[cfg(test)]
+mod inverse_vs_simulation {
+    use super::*;
+    use crate::accounting::Best;
+    use crate::params::UnitValue;
+    use crate::protocol::histogram::HistogramShape;
+    use crate::protocol::scalar_sum::{ScalarSum, ScalarSumShape};
+    use crate::protocol::vector_sum::{UnitVectors, VectorSum, VectorSumShape};
+    use crate::protocol::{DomainConvention, Histogram};
+    use crate::simulate::run_single_message;
+
+    fn target(eps: f64, delta: f64) -> Target {
+        Target {
+            eps: Epsilon::new(eps).unwrap(),
+            delta: Delta::new(delta).unwrap(),
+            n: NumUsers::new(2).unwrap(),
+        }
+    }
+
+    /// Asserts observed / target within `tol` (and prints the numbers).
+    fn check(name: &str, n: u64, observed: f64, target_mse: f64, tol: f64) {
+        let ratio = observed / target_mse;
+        eprintln!(
+            "{name}: n = {n}, observed {observed:.4e}, target {target_mse:.4e}, ratio {ratio:.4}"
+        );
+        assert!(
+            (ratio - 1.0).abs() < tol,
+            "{name}: n = {n}: observed {observed} vs target {target_mse}"
+        );
+    }
+
+    #[test]
+    fn histogram_users_query_matches_simulation() {
+        // m = 10; the predicted frequency MSE is exact for any data. 400 repetitions of the
+        // mean over 10 categories of squared (roughly normal) errors: relative sd about
+        // sqrt(2 / (10 * 400)) = 2.2%; tolerance 11% (5 sd).
+        let m = DomainSize::new(10).unwrap();
+        let shape = HistogramShape { m };
+        let t = target(1.0, 1e-6);
+        let goal = 1e-5;
+        let n = n_for_error(&shape, &t, &Best::default(), goal).unwrap();
+        let at = Target {
+            n: NumUsers::new(n).unwrap(),
+            ..t
+        };
+        let (h, cal) = Histogram::calibrate(m, &at, &Best::default()).unwrap();
+        assert!(cal.normalized_mse <= goal);
+        assert_eq!(
+            error_at_n(&shape, &at, &Best::default()).unwrap(),
+            cal.normalized_mse
+        );
+        let data: Vec<u32> = (0..n as u32).map(|i| i % 10).collect();
+        let truth: Vec<f64> = (0..10u32)
+            .map(|y| data.iter().filter(|&&x| x == y).count() as f64 / n as f64)
+            .collect();
+        let reps = 400;
+        let mut mse = 0.0;
+        for r in 0..reps {
+            let st = run_single_message(
+                n as usize,
+                11,
+                r,
+                false,
+                |i, rng| h.randomize_simulated(data[i], rng).unwrap(),
+                || h.aggregator(),
+            )
+            .unwrap();
+            let f = h.estimate(&st).unwrap().frequencies();
+            mse += f
+                .iter()
+                .zip(&truth)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                / 10.0;
+        }
+        check("histogram", n, mse / f64::from(reps), goal, 0.11);
+    }
+
+    #[test]
+    fn scalar_sum_users_query_matches_simulation() {
+        // Every user holds the value where the message variance is largest (the predicted
+        // error is that worst case). 2000 repetitions of one squared normal error: relative
+        // sd sqrt(2 / 2000) = 3.2%; tolerance 16% (5 sd).
+        let shape = ScalarSumShape {
+            k: None,
+            convention: DomainConvention::TrueDomain,
+        };
+        let t = target(1.0, 1e-6);
+        let goal = 1e-5;
+        let n = n_for_error(&shape, &t, &Best::default(), goal).unwrap();
+        let at = Target {
+            n: NumUsers::new(n).unwrap(),
+            ..t
+        };
+        let (p, cal) = ScalarSum::calibrate(shape, &at, &Best::default()).unwrap();
+        assert!(cal.normalized_mse <= goal);
+        let k = p.k().get();
+        let g = p.randomizer().gamma().get();
+        // The argmax of the message variance (as in ScalarSum::worst_message_variance).
+        let worst = (0..k)
+            .map(|j| {
+                let c = f64::from(j) / f64::from(k) - 0.5;
+                let f = ((1.0 + 2.0 * g * c * f64::from(k)) / (2.0 * (1.0 - g))).clamp(0.0, 1.0);
+                (f64::from(j) + f) / f64::from(k)
+            })
+            .max_by(|a, b| p.message_variance(*a).total_cmp(&p.message_variance(*b)))
+            .unwrap();
+        let x = UnitValue::new(worst).unwrap();
+        let reps = 2000;
+        let mut mse = 0.0;
+        for r in 0..reps {
+            let st = run_single_message(
+                n as usize,
+                12,
+                r,
+                false,
+                |_, rng| p.randomize_value_simulated(x, rng),
+                || p.aggregator(),
+            )
+            .unwrap();
+            mse += (p.estimate(&st).unwrap().mean - worst).powi(2);
+        }
+        check("scalar-sum", n, mse / f64::from(reps), goal, 0.16);
+    }
+
+    #[test]
+    fn vector_sum_users_query_matches_simulation() {
+        // d = 8; every coordinate holds 0 for half the users and 1 for the other half
+        // (population variance 1/4, the worst case of the sampling term, which dominates).
+        // 400 repetitions of a sum of 8 squared errors: relative sd about
+        // sqrt(2 / (8 * 400)) = 2.5%; tolerance 15% (5 sd, plus the gap between this data's
+        // exact error and the worst case, printed, and E[1/n_j] ~ 1/E[n_j]).
+        for tt in [1u64, 2] {
+            let shape = VectorSumShape::new(8, tt, None, DomainConvention::TrueDomain).unwrap();
+            let t = target(1.0, 1e-6);
+            let goal = 0.01;
+            let n = n_for_error(&shape, &t, &Best::default(), goal).unwrap();
+            let at = Target {
+                n: NumUsers::new(n).unwrap(),
+                ..t
+            };
+            let (p, cal) = VectorSum::calibrate(
+                8,
+                Some(tt),
+                None,
+                DomainConvention::TrueDomain,
+                &at,
+                &Best::default(),
+            )
+            .unwrap();
+            assert!(cal.predicted_mse <= goal);
+            let rows: Vec<Vec<f64>> = (0..n as usize)
+                .map(|i| (0..8).map(|j| ((i + j) % 2) as f64).collect())
+                .collect();
+            let data = UnitVectors::new(8, rows).unwrap();
+            let exact = p.exact_mean_mse(&data);
+            eprintln!(
+                "vector-sum t = {tt}: exact for this data {exact:.4e}, worst case {:.4e}",
+                cal.predicted_mse
+            );
+            let truth = data.mean();
+            let reps = 400;
+            let mut mse = 0.0;
+            for r in 0..reps {
+                let st = p.simulate(&data, 13, r, false).unwrap();
+                let e = p.estimate(&st).unwrap();
+                mse += e
+                    .mean
+                    .iter()
+                    .zip(&truth)
+                    .map(|(a, b)| (a - b).powi(2))
+                    .sum::<f64>();
+            }
+            check(
+                &format!("vector-sum t = {tt}"),
+                n,
+                mse / f64::from(reps),
+                goal,
+                0.15,
+            );
+        }
     }
 }

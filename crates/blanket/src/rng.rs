@@ -1,9 +1,51 @@
-//! Randomness sources. Every sampler in blanket takes `R: CryptoRng`, so one code path
-//! serves both real clients (seeded from the OS) and reproducible simulations (seeded by
-//! the caller). Both are ChaCha20: a simulation's seed is the only difference.
+//! Randomness sources, as two distinct types so that a real client cannot run on a
+//! reproducible seed by accident:
+//!
+//! * [`SecureRng`]: ChaCha20 seeded from the operating system, constructible *only* from the
+//!   OS ([`SecureRng::from_os`]). Every client-facing randomize API takes `&mut SecureRng`
+//!   (e.g. [`crate::protocol::Histogram::randomize`],
+//!   [`crate::protocol::ScalarSum::randomize_value`], [`crate::protocol::VectorSum::randomize`],
+//!   [`crate::randomizer::Grr::randomize`]).
+//! * [`SimulationRng`]: ChaCha20 seeded by the caller, constructible *only* from a seed
+//!   ([`SimulationRng::seeded`], [`SimulationRng::stream`]). Simulations, audits and tests take
+//!   it, through the `*_simulated` twins of the client APIs and [`crate::simulate`].
+//!
+//! Both are the same generator; the seed is the only difference, so one sampling code path
+//! (generic over `R: CryptoRng`, internal) serves both, and the types decide who may call it.
+//!
+//! **Rule for the front ends still to come:** the `submit` command, the service's client
+//! side, and the Python binding's `rng=None` default must use [`SecureRng::from_os`]; a seed
+//! may only ever reach a [`SimulationRng`]. Neither type converts into the other.
+//!
+//! A simulation generator cannot be passed to a client path:
+//!
+//! ```compile_fail
+//! use blanket::params::{DomainSize, Gamma};
+//! use blanket::protocol::Histogram;
+//! use blanket::rng::SimulationRng;
+//!
+//! let h = Histogram::new(DomainSize::new(4).unwrap(), Gamma::new(0.5).unwrap());
+//! let mut rng = SimulationRng::seeded(7);
+//! let _ = h.randomize(1, &mut rng); // error: expected `&mut SecureRng`
+//! ```
+//!
+//! while the OS-seeded one can (and a simulation uses the `_simulated` twin):
+//!
+//! ```
+//! use blanket::params::{DomainSize, Gamma};
+//! use blanket::protocol::Histogram;
+//! use blanket::rng::{SecureRng, SimulationRng};
+//!
+//! let h = Histogram::new(DomainSize::new(4).unwrap(), Gamma::new(0.5).unwrap());
+//! let mut rng = SecureRng::from_os().unwrap();
+//! assert!(h.randomize(1, &mut rng).unwrap() < 4);
+//! let mut sim = SimulationRng::seeded(7);
+//! assert!(h.randomize_simulated(1, &mut sim).unwrap() < 4);
+//! ```
 
-pub use rand_chacha::ChaCha20Rng;
-pub use rand_core::{CryptoRng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+pub use rand_core::{CryptoRng, RngCore};
 use thiserror::Error;
 
 /// The operating system's random source could not be read.
@@ -11,20 +53,118 @@ use thiserror::Error;
 #[error("could not seed the random generator from the operating system: {0}")]
 pub struct OsRngError(String);
 
-/// A ChaCha20 CSPRNG seeded from the operating system: what real clients use.
-pub fn secure_rng() -> Result<ChaCha20Rng, OsRngError> {
-    ChaCha20Rng::try_from_os_rng().map_err(|e| OsRngError(e.to_string()))
+/// A ChaCha20 CSPRNG seeded from the operating system: what real clients use. It can only be
+/// built by [`SecureRng::from_os`] (no seed, no `Clone`, no conversion from a
+/// [`SimulationRng`]).
+pub struct SecureRng(ChaCha20Rng);
+
+impl SecureRng {
+    /// A generator seeded from the operating system's random source.
+    pub fn from_os() -> Result<Self, OsRngError> {
+        ChaCha20Rng::try_from_os_rng()
+            .map(Self)
+            .map_err(|e| OsRngError(e.to_string()))
+    }
 }
 
-/// A ChaCha20 CSPRNG seeded from `seed`: reproducible simulations only, never real clients.
-pub fn simulation_rng(seed: u64) -> ChaCha20Rng {
-    ChaCha20Rng::seed_from_u64(seed)
+impl core::fmt::Debug for SecureRng {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SecureRng(..)") // never print the state
+    }
 }
 
-/// An independent reproducible stream `stream` of the simulation seeded by `seed`
-/// (ChaCha's stream id), for parallel simulation that does not depend on thread count.
-pub fn simulation_stream(seed: u64, stream: u64) -> ChaCha20Rng {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    rng.set_stream(stream);
-    rng
+impl RngCore for SecureRng {
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        self.0.next_u32()
+    }
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    #[inline]
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.0.fill_bytes(dst)
+    }
+}
+
+impl CryptoRng for SecureRng {}
+
+/// A ChaCha20 CSPRNG seeded by the caller: reproducible simulations, audits and tests only,
+/// never real clients. It can only be built from a seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimulationRng(ChaCha20Rng);
+
+impl SimulationRng {
+    /// The generator seeded by `seed`.
+    pub fn seeded(seed: u64) -> Self {
+        Self(ChaCha20Rng::seed_from_u64(seed))
+    }
+
+    /// An independent reproducible stream `stream` of the simulation seeded by `seed`
+    /// (ChaCha's stream id), for parallel simulation that does not depend on thread count.
+    pub fn stream(seed: u64, stream: u64) -> Self {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        rng.set_stream(stream);
+        Self(rng)
+    }
+}
+
+impl RngCore for SimulationRng {
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        self.0.next_u32()
+    }
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    #[inline]
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.0.fill_bytes(dst)
+    }
+}
+
+impl CryptoRng for SimulationRng {}
+
+/// [`SecureRng::from_os`].
+pub fn secure_rng() -> Result<SecureRng, OsRngError> {
+    SecureRng::from_os()
+}
+
+/// [`SimulationRng::seeded`]: reproducible simulations only, never real clients.
+pub fn simulation_rng(seed: u64) -> SimulationRng {
+    SimulationRng::seeded(seed)
+}
+
+/// [`SimulationRng::stream`].
+pub fn simulation_stream(seed: u64, stream: u64) -> SimulationRng {
+    SimulationRng::stream(seed, stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulation_streams_are_reproducible_and_distinct() {
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(SimulationRng::stream(3, 1), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(SimulationRng::stream(3, 1), |r, _| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(SimulationRng::stream(3, 2), |r, _| Some(r.next_u64()))
+            .collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let mut x = SecureRng::from_os().unwrap();
+        let mut y = SecureRng::from_os().unwrap();
+        assert_ne!(x.next_u64(), y.next_u64());
+        assert_eq!(format!("{x:?}"), "SecureRng(..)");
+    }
 }

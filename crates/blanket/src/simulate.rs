@@ -5,7 +5,7 @@
 //! (seed, repetition, chunk), so results do not depend on the number of threads.
 
 use crate::analyzer::{AggregateError, Aggregator};
-use crate::rng::{simulation_stream, ChaCha20Rng};
+use crate::rng::{simulation_stream, SimulationRng};
 use crate::shuffle::{Shuffler, UniformShuffler};
 use rayon::prelude::*;
 
@@ -25,7 +25,7 @@ pub fn run_single_message<A, F, N>(
 ) -> Result<A, AggregateError>
 where
     A: Aggregator<Message = u32>,
-    F: Fn(usize, &mut ChaCha20Rng) -> u32 + Sync,
+    F: Fn(usize, &mut SimulationRng) -> u32 + Sync,
     N: Fn() -> A + Sync,
 {
     let stream = |chunk: usize| (u64::from(repetition) << 32) | chunk as u64;
@@ -89,7 +89,7 @@ mod tests {
                 5,
                 0,
                 shuffle,
-                |i, rng| h.randomize((i % 8) as u32, rng).unwrap_or(0),
+                |i, rng| h.randomize_simulated((i % 8) as u32, rng).unwrap_or(0),
                 || Counts::new(8),
             )
             .unwrap()

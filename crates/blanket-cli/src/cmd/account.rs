@@ -6,7 +6,7 @@ use crate::output::{num, print_json, table};
 use anyhow::{anyhow, bail, Context, Result};
 use blanket::accounting::composition::{basic, drv, kov_epsilon, Pld};
 use blanket::accounting::{Best, LocalRandomizer, Method, ShuffleAccountant};
-use blanket::calibrate::{calibrate, max_eps0, n_for_error, Calibratable, Target};
+use blanket::calibrate::{calibrate, max_eps0, n_for_error, Calibratable, LocalPrivacy, Target};
 use blanket::params::{Delta, DomainSize, Epsilon, NumUsers, Precision};
 use blanket::protocol::{DomainConvention, HistogramShape, ScalarSumShape, VectorSumShape};
 use clap::{Args, Subcommand, ValueEnum};
@@ -741,8 +741,8 @@ pub struct UsersArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub delta: f64,
     /// Target MSE of the normalized estimate: the estimated frequencies (count / n) for a
-    /// histogram (mean over categories), the estimated mean (sum / n) for the sums; that is,
-    /// the calibrator's predicted MSE divided by n^2.
+    /// histogram (mean over categories), the estimated mean (sum / n) for scalar-sum, the
+    /// estimated mean vector (squared error summed over the d coordinates) for vector-sum.
     #[arg(long, allow_hyphen_values = true)]
     pub target_mse: f64,
     /// Print one JSON object.
@@ -781,6 +781,7 @@ struct ErrorOut {
     normalized_mse: f64,
     gamma: f64,
     eps0: f64,
+    eps0_user: f64,
     k: Option<u64>,
     method: String,
     seconds: f64,
@@ -862,27 +863,33 @@ impl Shape {
                 "mean over the m categories of the variance of the estimated count (worst case over data)"
             }
             Shape::ScalarSum(_) => "worst case over data of the expected squared error of the estimated sum",
-            Shape::VectorSum(_) => "predicted expected squared L2 error of the estimated vector sum",
+            Shape::VectorSum(_) => "worst case over data of n users of the expected squared error of the estimated mean vector, summed over the d coordinates (already normalized)",
         }
     }
 
-    /// (predicted mse, gamma, eps0, k, method) of the calibration at `target`.
+    /// (predicted mse, normalized mse, gamma, local privacy, k, method) of the calibration at
+    /// `target`.
     fn calibrate(
         &self,
         target: &Target,
         acct: &dyn ShuffleAccountant,
-    ) -> Result<(f64, f64, f64, Option<u64>, Method)> {
+    ) -> Result<(f64, f64, f64, LocalPrivacy, Option<u64>, Method)> {
         fn go<P: Calibratable>(
             p: &P,
             t: &Target,
             acct: &dyn ShuffleAccountant,
             k: impl Fn(P::Choice) -> Option<u64>,
-        ) -> Result<(f64, f64, f64, Option<u64>, Method)> {
+        ) -> Result<(f64, f64, f64, LocalPrivacy, Option<u64>, Method)> {
             let c = calibrate(p, t, acct)?;
+            let local = LocalPrivacy {
+                per_message: c.eps0,
+                per_user: c.eps0_user,
+            };
             Ok((
                 c.predicted_mse,
+                c.normalized_mse,
                 c.gamma.get(),
-                c.eps0,
+                local,
                 k(c.choice),
                 c.guarantee.method,
             ))
@@ -895,11 +902,10 @@ impl Shape {
     }
 
     fn n_for(&self, target: &Target, acct: &dyn ShuffleAccountant, x: f64) -> Option<u64> {
-        let metric = |mse: f64, n: u64| mse / (n as f64).powi(2);
         match self {
-            Shape::Histogram(p) => n_for_error(p, target, acct, metric, x),
-            Shape::ScalarSum(p) => n_for_error(p, target, acct, metric, x),
-            Shape::VectorSum(p) => n_for_error(p, target, acct, metric, x),
+            Shape::Histogram(p) => n_for_error(p, target, acct, x),
+            Shape::ScalarSum(p) => n_for_error(p, target, acct, x),
+            Shape::VectorSum(p) => n_for_error(p, target, acct, x),
         }
     }
 }
@@ -913,7 +919,7 @@ fn run_error(a: &ErrorArgs) -> Result<()> {
     let shape = a.shape.shape()?;
     let acct = resolve(a.shape.accountant);
     let t = Instant::now();
-    let (mse, gamma, eps0, k, method) = shape.calibrate(&target, acct.as_ref())?;
+    let (mse, normalized_mse, gamma, local, k, method) = shape.calibrate(&target, acct.as_ref())?;
     let n = target.n.get();
     let out = ErrorOut {
         protocol: shape.name(),
@@ -922,9 +928,10 @@ fn run_error(a: &ErrorArgs) -> Result<()> {
         delta: a.delta,
         predicted_mse: mse,
         predicted_mse_meaning: shape.meaning(),
-        normalized_mse: mse / (n as f64).powi(2),
+        normalized_mse,
         gamma,
-        eps0,
+        eps0: local.per_message,
+        eps0_user: local.per_user,
         k,
         method: method.name().into(),
         seconds: t.elapsed().as_secs_f64(),
@@ -933,7 +940,7 @@ fn run_error(a: &ErrorArgs) -> Result<()> {
         return print_json(&out);
     }
     println!(
-        "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, certified by {}",
+        "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message {}, eps0 per user (local DP) {}, certified by {}",
         out.protocol,
         a.eps,
         a.delta,
@@ -942,6 +949,8 @@ fn run_error(a: &ErrorArgs) -> Result<()> {
         num(out.normalized_mse),
         num(gamma),
         k.map_or(String::new(), |k| format!(", k = {k}")),
+        num(out.eps0),
+        num(out.eps0_user),
         out.method
     );
     Ok(())
@@ -976,14 +985,14 @@ fn run_users(a: &UsersArgs) -> Result<()> {
         n: NumUsers::new(n)?,
         ..target
     };
-    let (mse, gamma, _, k, method) = shape.calibrate(&at, acct.as_ref())?;
+    let (mse, normalized_mse, gamma, _, k, method) = shape.calibrate(&at, acct.as_ref())?;
     let out = UsersOut {
         protocol: shape.name(),
         n,
         eps: a.eps,
         delta: a.delta,
         target_mse: a.target_mse,
-        normalized_mse: mse / (n as f64).powi(2),
+        normalized_mse,
         predicted_mse: mse,
         gamma,
         k,

@@ -77,7 +77,7 @@ pub fn measure<A, F, N>(
 where
     A: Aggregator,
     N: Fn() -> A + Sync,
-    F: Fn(usize, &mut blanket::rng::ChaCha20Rng, &mut A) -> Result<()> + Sync,
+    F: Fn(usize, &mut blanket::rng::SecureRng, &mut A) -> Result<()> + Sync,
 {
     let single = rate(n, 3, || {
         let mut rng = secure_rng()?;

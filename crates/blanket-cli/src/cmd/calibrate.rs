@@ -119,8 +119,11 @@ pub struct CalibrationReport {
     pub delta: f64,
     /// Blanket probability.
     pub gamma: f64,
-    /// Local privacy of the randomizer users run.
+    /// Local privacy of one message of the randomizer users run.
     pub eps0: f64,
+    /// Local privacy of everything one user sends (t messages for vector sum): the user-level
+    /// local DP guarantee.
+    pub eps0_user: f64,
     /// Precision (scalar sum).
     pub k: Option<u32>,
     /// Message values of the randomizer users run.
@@ -257,8 +260,13 @@ impl CalibrationReport {
                 format!("({}, {})", self.eps, self.delta),
             ),
             ("gamma", num(self.gamma)),
-            ("eps0 (local)", num(self.eps0)),
         ];
+        if self.eps0_user == self.eps0 {
+            rows.push(("eps0 (local)", num(self.eps0)));
+        } else {
+            rows.push(("eps0 per message", num(self.eps0)));
+            rows.push(("eps0 per user (local DP)", num(self.eps0_user)));
+        }
         if let Some(d) = self.d {
             rows.push(("d", d.to_string()));
         }
@@ -335,6 +343,7 @@ pub fn histogram(
         delta: target.delta.get(),
         gamma: cal.gamma.get(),
         eps0: cal.eps0,
+        eps0_user: cal.eps0_user,
         k: None,
         message_values: m.get(),
         accounted_domain: m.get(),
@@ -392,6 +401,7 @@ pub fn scalar_sum(
         delta: target.delta.get(),
         gamma: cal.gamma.get(),
         eps0: cal.eps0,
+        eps0_user: cal.eps0_user,
         k: Some(k),
         message_values: k + 1,
         accounted_domain: if paper_domain { k } else { k + 1 },
@@ -464,7 +474,8 @@ pub fn vector_sum(
         eps,
         delta,
         gamma: cal.gamma.get(),
-        eps0: blanket::randomizer::grr::local_epsilon(kk_levels(kk)?, cal.gamma),
+        eps0: cal.eps0,
+        eps0_user: cal.eps0_user,
         k: Some(kk),
         message_values: kk + 1,
         accounted_domain: cal.requirement.m.get(),
@@ -485,10 +496,6 @@ pub fn vector_sum(
         alternatives: Vec::new(),
     };
     Ok((p, report))
-}
-
-fn kk_levels(k: u32) -> Result<DomainSize> {
-    Ok(Precision::new(u64::from(k))?.levels())
 }
 
 fn eps_note(target: &Target, method: Method) -> Vec<String> {

@@ -413,7 +413,7 @@ pub fn simulate_histogram(
             rep,
             !run.no_shuffle,
             // Every category was checked against m above, so the fallback never fires.
-            |i, rng| h.randomize(users[i], rng).unwrap_or(0),
+            |i, rng| h.randomize_simulated(users[i], rng).unwrap_or(0),
             || h.aggregator(),
         )?;
         let est = h.estimate(&state)?;
@@ -515,7 +515,7 @@ pub fn simulate_scalar_sum(
             run.seed,
             rep,
             !run.no_shuffle,
-            |i, rng| p.randomize_value(values[i], rng),
+            |i, rng| p.randomize_value_simulated(values[i], rng),
             || p.aggregator(),
         )?;
         let est = p.estimate(&state)?;

@@ -7,11 +7,12 @@
 use crate::accounting::{LocalRandomizer, ShuffleAccountant};
 use crate::analyzer::{AggregateError, Aggregator, Counts};
 use crate::calibrate::{
-    calibrate, Calibratable, Calibration, CalibrationError, Requirement, Target,
+    calibrate, Calibratable, Calibration, CalibrationError, LocalPrivacy, Requirement, Target,
 };
 use crate::params::{DomainSize, Gamma, NumUsers, ParamError};
+use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::{Grr, GrrError};
-use rand_core::CryptoRng;
+use crate::rng::{SecureRng, SimulationRng};
 use serde::Serialize;
 
 /// The histogram protocol's shape for calibration: m categories.
@@ -49,6 +50,16 @@ impl Calibratable for HistogramShape {
 
     fn predicted_mse(&self, _: (), gamma: Gamma, n: NumUsers) -> f64 {
         Histogram::new(self.m, gamma).mean_count_variance(n.get())
+    }
+
+    /// The estimated frequency of y is f_hat_y / n, so its MSE is the count's divided by n^2.
+    fn normalized_mse(&self, predicted_mse: f64, n: NumUsers) -> f64 {
+        predicted_mse / (n.get() as f64).powi(2)
+    }
+
+    /// One message of GRR over the m categories: eps0 = log(1 + m (1 - gamma) / gamma).
+    fn local_privacy(&self, _: (), gamma: Gamma) -> LocalPrivacy {
+        LocalPrivacy::of_messages(local_epsilon(self.m, gamma), 1)
     }
 }
 
@@ -98,14 +109,20 @@ impl Histogram {
         &self.grr
     }
 
-    /// Client side: randomizes one user's category.
+    /// Client side: randomizes one user's category with the OS-seeded generator.
     #[inline]
-    pub fn randomize<R: CryptoRng + ?Sized>(
+    pub fn randomize(&self, category: u32, rng: &mut SecureRng) -> Result<u32, GrrError> {
+        self.grr.randomize_with(category, rng)
+    }
+
+    /// [`Histogram::randomize`] for simulations (a seeded generator).
+    #[inline]
+    pub fn randomize_simulated(
         &self,
         category: u32,
-        rng: &mut R,
+        rng: &mut SimulationRng,
     ) -> Result<u32, GrrError> {
-        self.grr.randomize(category, rng)
+        self.grr.randomize_with(category, rng)
     }
 
     /// An empty analyzer state.
@@ -189,7 +206,8 @@ mod tests {
         let mut rng = simulation_rng(seed);
         let mut agg = h.aggregator();
         for &x in data {
-            agg.absorb(h.randomize(x, &mut rng).unwrap()).unwrap();
+            agg.absorb(h.randomize_simulated(x, &mut rng).unwrap())
+                .unwrap();
         }
         h.estimate(&agg).unwrap()
     }
@@ -279,7 +297,7 @@ mod tests {
     fn bad_category_and_message_are_errors() {
         let h = Histogram::new(DomainSize::new(4).unwrap(), Gamma::new(0.2).unwrap());
         let mut rng = simulation_rng(0);
-        assert!(h.randomize(4, &mut rng).is_err());
+        assert!(h.randomize_simulated(4, &mut rng).is_err());
         let mut agg = h.aggregator();
         assert!(agg.absorb(7).is_err());
         assert!(h.estimate(&Counts::new(3)).is_err());

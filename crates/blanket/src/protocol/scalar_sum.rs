@@ -6,11 +6,13 @@ use super::DomainConvention;
 use crate::accounting::{LocalRandomizer, ShuffleAccountant};
 use crate::analyzer::{AggregateError, Aggregator, IntegerSum};
 use crate::calibrate::{
-    calibrate, Calibratable, Calibration, CalibrationError, Requirement, Target,
+    calibrate, Calibratable, Calibration, CalibrationError, LocalPrivacy, Requirement, Target,
 };
 use crate::encode::randomized_round;
 use crate::params::{DomainSize, Gamma, NumUsers, ParamError, Precision, UnitValue};
+use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::Grr;
+use crate::rng::{SecureRng, SimulationRng};
 use rand_core::CryptoRng;
 use serde::Serialize;
 
@@ -83,6 +85,17 @@ impl Calibratable for ScalarSumShape {
     fn predicted_mse(&self, k: Precision, gamma: Gamma, n: NumUsers) -> f64 {
         ScalarSum::new(k, gamma).worst_case_sum_mse(n.get())
     }
+
+    /// The estimated mean is the sum estimate divided by n, so its MSE is the sum's over n^2.
+    fn normalized_mse(&self, predicted_mse: f64, n: NumUsers) -> f64 {
+        predicted_mse / (n.get() as f64).powi(2)
+    }
+
+    /// One message of GRR over the k + 1 levels (whatever domain the accountant was told):
+    /// eps0 = log(1 + (k + 1) (1 - gamma) / gamma).
+    fn local_privacy(&self, k: Precision, gamma: Gamma) -> LocalPrivacy {
+        LocalPrivacy::of_messages(local_epsilon(k.levels(), gamma), 1)
+    }
 }
 
 /// The scalar-sum protocol with fixed parameters.
@@ -135,20 +148,28 @@ impl ScalarSum {
         &self.grr
     }
 
-    /// Client side: encodes x in [0, 1] and randomizes it. NaN or x outside [0, 1] is an error.
+    /// Client side: encodes x in [0, 1] and randomizes it with the OS-seeded generator. NaN or
+    /// x outside [0, 1] is an error.
     #[inline]
-    pub fn randomize<R: CryptoRng + ?Sized>(
-        &self,
-        x: f64,
-        rng: &mut R,
-    ) -> Result<u32, ScalarSumError> {
+    pub fn randomize(&self, x: f64, rng: &mut SecureRng) -> Result<u32, ScalarSumError> {
         let x = UnitValue::new(x)?;
-        Ok(self.randomize_value(x, rng))
+        Ok(self.randomize_with(x, rng))
     }
 
     /// Client side for an already validated value.
     #[inline]
-    pub fn randomize_value<R: CryptoRng + ?Sized>(&self, x: UnitValue, rng: &mut R) -> u32 {
+    pub fn randomize_value(&self, x: UnitValue, rng: &mut SecureRng) -> u32 {
+        self.randomize_with(x, rng)
+    }
+
+    /// [`ScalarSum::randomize_value`] for simulations (a seeded generator).
+    #[inline]
+    pub fn randomize_value_simulated(&self, x: UnitValue, rng: &mut SimulationRng) -> u32 {
+        self.randomize_with(x, rng)
+    }
+
+    #[inline]
+    fn randomize_with<R: CryptoRng + ?Sized>(&self, x: UnitValue, rng: &mut R) -> u32 {
         let level = randomized_round(x, self.k, rng);
         self.grr.randomize_in_domain(level, rng)
     }
@@ -243,7 +264,9 @@ mod tests {
             let draws = 400_000;
             let (mut s, mut s2) = (0.0, 0.0);
             for _ in 0..draws {
-                let y = f64::from(p.randomize(x, &mut rng).unwrap()) / 4.0;
+                let y =
+                    f64::from(p.randomize_value_simulated(UnitValue::new(x).unwrap(), &mut rng))
+                        / 4.0;
                 s += y;
                 s2 += y * y;
             }
@@ -275,7 +298,8 @@ mod tests {
             let mut rng = simulation_rng(500 + r);
             let mut agg = p.aggregator();
             for &x in &data {
-                agg.absorb(p.randomize(x, &mut rng).unwrap()).unwrap();
+                agg.absorb(p.randomize_value_simulated(UnitValue::new(x).unwrap(), &mut rng))
+                    .unwrap();
             }
             let est = p.estimate(&agg).unwrap();
             bias += est.sum - truth;
@@ -360,7 +384,7 @@ mod tests {
     #[test]
     fn bad_values_are_errors() {
         let p = ScalarSum::new(Precision::new(3).unwrap(), Gamma::new(0.2).unwrap());
-        let mut rng = simulation_rng(0);
+        let mut rng = crate::rng::SecureRng::from_os().unwrap();
         for bad in [f64::NAN, -0.1, 1.5, f64::INFINITY] {
             let e = p.randomize(bad, &mut rng).unwrap_err();
             assert!(e.to_string().contains("value must be a number in [0, 1]"));

@@ -5,7 +5,6 @@
 
 use super::vector_sum::{UnitVectors, VectorSum, VectorSumError};
 use crate::analyzer::{AggregateError, CoordinateMessage, CoordinateSums};
-use rand_core::CryptoRng;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -146,10 +145,10 @@ pub struct TensorEstimate {
 impl VectorSum {
     /// Client side for a tensor whose number of elements is d: validates it and returns its t
     /// messages (coordinates are row-major flat indices).
-    pub fn randomize_tensor<R: CryptoRng + ?Sized>(
+    pub fn randomize_tensor(
         &self,
         x: &Tensor,
-        rng: &mut R,
+        rng: &mut crate::rng::SecureRng,
     ) -> Result<Vec<CoordinateMessage>, TensorError> {
         Ok(self.randomize(&x.data, rng)?)
     }
@@ -254,7 +253,7 @@ mod tests {
         assert!(e.to_string().contains("vector 1, coordinate 2"), "{e}");
         let p = VectorSum::new(6, 1, Precision::new(2).unwrap(), Gamma::new(0.3).unwrap()).unwrap();
         assert!(p.estimate_tensor(&p.aggregator(), &[4, 2]).is_err());
-        let mut rng = crate::rng::simulation_rng(1);
+        let mut rng = crate::rng::SecureRng::from_os().unwrap();
         assert_eq!(p.randomize_tensor(&a, &mut rng).unwrap().len(), 1);
         assert!(numel(&[usize::MAX, 2]).is_err());
     }

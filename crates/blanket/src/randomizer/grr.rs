@@ -6,6 +6,7 @@
 //! Blanket of the Shuffle Model", CRYPTO 2019, Section 3; Scott et al. 2021, Algorithm 1).
 
 use crate::params::{DomainSize, Gamma};
+use crate::rng::{SecureRng, SimulationRng};
 use crate::sample::{uniform_u32, Bernoulli};
 use rand_core::CryptoRng;
 use serde::Serialize;
@@ -72,9 +73,26 @@ impl Grr {
         }
     }
 
-    /// Randomizes `x`, which must be below m.
+    /// Client side: randomizes `x`, which must be below m, with the OS-seeded generator.
     #[inline]
-    pub fn randomize<R: CryptoRng + ?Sized>(&self, x: u32, rng: &mut R) -> Result<u32, GrrError> {
+    pub fn randomize(&self, x: u32, rng: &mut SecureRng) -> Result<u32, GrrError> {
+        self.randomize_with(x, rng)
+    }
+
+    /// [`Grr::randomize`] for simulations and audits (a seeded generator).
+    #[inline]
+    pub fn randomize_simulated(&self, x: u32, rng: &mut SimulationRng) -> Result<u32, GrrError> {
+        self.randomize_with(x, rng)
+    }
+
+    /// Randomizes `x`, which must be below m, with any CSPRNG (the one code path behind
+    /// [`Grr::randomize`] and [`Grr::randomize_simulated`]).
+    #[inline]
+    pub(crate) fn randomize_with<R: CryptoRng + ?Sized>(
+        &self,
+        x: u32,
+        rng: &mut R,
+    ) -> Result<u32, GrrError> {
         if x >= self.m.get() {
             return Err(GrrError::InputOutOfDomain {
                 value: u64::from(x),
@@ -140,7 +158,7 @@ mod tests {
             let draws = 500_000u64;
             let mut counts = vec![0u64; 10];
             for _ in 0..draws {
-                counts[grr.randomize(x, &mut rng).unwrap() as usize] += 1;
+                counts[grr.randomize_simulated(x, &mut rng).unwrap() as usize] += 1;
             }
             let expected: Vec<f64> = (0..10)
                 .map(|y| draws as f64 * grr.probability(x, y))
@@ -169,7 +187,7 @@ mod tests {
     fn rejects_out_of_domain_input() {
         let mut rng = simulation_rng(0);
         let grr = Grr::new(DomainSize::new(5).unwrap(), Gamma::new(0.5).unwrap());
-        let e = grr.randomize(5, &mut rng).unwrap_err();
+        let e = grr.randomize_simulated(5, &mut rng).unwrap_err();
         assert_eq!(
             e.to_string(),
             "category must be an integer from 0 to 4, got 5"

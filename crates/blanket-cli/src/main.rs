@@ -5,7 +5,10 @@ mod bench_accounting;
 mod bench_crypto;
 mod cmd;
 mod data;
+mod exit;
+mod numeric;
 mod output;
+mod plot;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -15,7 +18,8 @@ use clap::{Args, Parser, Subcommand};
     name = "blanket",
     version,
     about = "Differential privacy in the shuffle model: simulate, calibrate, account, benchmark",
-    long_about = None
+    long_about = None,
+    after_help = exit::HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -70,10 +74,16 @@ struct BenchCryptoArgs {
 }
 
 fn main() {
+    exit::quiet_broken_pipe();
+    // clap reports usage errors itself, with exit code 2.
     let cli = Cli::parse();
-    if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
-        std::process::exit(2);
+    match run(cli) {
+        Err(e) => {
+            eprintln!("error: {}", exit::render(&e));
+            std::process::exit(exit::code(&e));
+        }
+        Ok(()) if exit::uncertified() => std::process::exit(exit::UNCERTIFIED),
+        Ok(()) => {}
     }
 }
 

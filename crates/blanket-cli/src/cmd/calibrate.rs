@@ -29,12 +29,12 @@ pub enum CalibrateCommand {
 #[derive(Args)]
 pub struct HistogramArgs {
     /// Number of users (e.g. 1e6).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Number of categories m (2 to 2^26).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: u64,
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
@@ -51,12 +51,12 @@ pub struct HistogramArgs {
 #[derive(Args)]
 pub struct ScalarSumArgs {
     /// Number of users (e.g. 1e6).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: the k minimizing the predicted worst-case MSE).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Calibrate with the paper's domain size m = k instead of the true k + 1 message
     /// values. For reproducing the papers only: the guarantee is then not certified.
@@ -77,19 +77,19 @@ pub struct ScalarSumArgs {
 #[derive(Args)]
 pub struct VectorSumArgs {
     /// Number of users (e.g. 50000).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     /// Dimension d of the vectors.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub d: u64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: the k minimizing the predicted error).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Fixed number t of coordinates each user reports (default: the t minimizing the
     /// predicted error).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub t: Option<u64>,
     /// Calibrate with the paper's domain size k per coordinate instead of the true k + 1
     /// values. For reproducing the paper only: the guarantee is then not certified.

@@ -17,22 +17,22 @@ use serde::Serialize;
 #[derive(Args)]
 pub struct DemoArgs {
     /// Number of simulated users.
-    #[arg(long, default_value_t = 1e6)]
+    #[arg(long, default_value_t = 1e6, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub eps: f64,
     /// Target delta.
-    #[arg(long, default_value_t = 1e-8)]
+    #[arg(long, default_value_t = 1e-8, allow_hyphen_values = true)]
     pub delta: f64,
     /// Histogram bins over the ECG range.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub bins: u64,
     /// Repetitions (to compare observed with predicted error).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::numeric::parse_u32, allow_hyphen_values = true)]
     pub reps: u32,
     /// Simulation seed.
-    #[arg(long, default_value_t = 2019)]
+    #[arg(long, default_value_t = 2019, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
     /// Print JSON instead of tables.
     #[arg(long)]

@@ -34,10 +34,10 @@ pub enum SimulateCommand {
 #[derive(Args, Clone)]
 pub struct RunArgs {
     /// Repetitions of the whole protocol on the same data.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_u32, allow_hyphen_values = true)]
     pub reps: u32,
     /// Seed of the simulation (reproducible; real clients never use a seed).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
     /// Skip the shuffler (the analyzers are order-free, so estimates are identical; faster).
     #[arg(long)]
@@ -51,12 +51,12 @@ pub struct RunArgs {
 #[derive(Args)]
 pub struct SimHistogramArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Number of categories m.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: u64,
     /// CSV file with one category in {0..m-1} per row (default: the embedded ECG signal,
     /// quantized into m bins).
@@ -73,12 +73,12 @@ pub struct SimHistogramArgs {
 #[derive(Args)]
 pub struct SimScalarSumArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: calibrated).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Calibrate with the paper's m = k convention (reproduction only; not certified).
     #[arg(long)]
@@ -98,18 +98,18 @@ pub struct SimScalarSumArgs {
 #[derive(Args)]
 pub struct SimVectorSumArgs {
     /// Number of users (default: the number of data vectors).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: Option<f64>,
     /// Dimension d (the first d values of each data row are used for the ECG sources).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub d: u64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: calibrated).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Fixed number t of coordinates per user (default: calibrated).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub t: Option<u64>,
     /// Calibrate with the paper's k values per coordinate (reproduction only; not certified).
     #[arg(long)]

@@ -2,7 +2,7 @@
 //! n = 1e6 and 1e8, delta = 1e-6, eps0 in {0.5, 1, 2, 4, 8} (release build recommended);
 //! the k-RR bounds with k = 10.
 
-use crate::output::{num, print_json, table};
+use crate::output::{print_json, table, up};
 use anyhow::Result;
 use blanket::accounting::clones::CloneReduction;
 use blanket::accounting::grr_exact::GrrPair;
@@ -75,7 +75,7 @@ pub fn run(json: bool) -> Result<()> {
                 r.method.to_string(),
                 format!("{:e}", r.n as f64),
                 r.eps0.to_string(),
-                num(r.epsilon),
+                up(r.epsilon),
                 format!("{:.4}", r.seconds),
             ]
         })

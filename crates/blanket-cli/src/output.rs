@@ -70,8 +70,8 @@ pub enum Round {
     Down,
 }
 
-/// `x` rounded in direction `dir` to `digits` significant digits, in the layout of [`num`]
-/// (fixed notation for 1e-3 <= |x| < 1e6, else scientific).
+/// `x` rounded in direction `dir` to at most `digits` significant digits (trailing zeros
+/// dropped), in fixed notation for 1e-3 <= |x| < 1e6, else scientific.
 ///
 /// The rounding is done on decimal digits, not in floating point: it starts from the
 /// shortest decimal that reads back as `x` (Rust's `{:e}`, so a value the user typed, such
@@ -118,6 +118,11 @@ pub fn directed(x: f64, digits: usize, dir: Round) -> String {
             }
         }
     }
+    // Trailing zeros carry no information: 0.5 prints as 0.5, 1e-6 as 1e-6.
+    while keep.len() > 1 && keep.last() == Some(&0) {
+        keep.pop();
+    }
+    let digits = keep.len();
     let sign = if x < 0.0 { "-" } else { "" };
     let body: String = keep.iter().map(|d| char::from(b'0' + d)).collect();
     if (-3..6).contains(&exp) {
@@ -172,23 +177,23 @@ mod tests {
         assert_eq!(up(0.85270001), "0.8528");
         assert_eq!(down(0.85279999), "0.8527");
         // exact values stay as they are
-        assert_eq!(up(0.5), "0.5000");
-        assert_eq!(down(0.5), "0.5000");
-        assert_eq!(up(0.1), "0.1000");
-        assert_eq!(down(0.1), "0.1000");
-        assert_eq!(up(1e-6), "1.000e-6");
-        assert_eq!(down(1e-6), "1.000e-6");
-        assert_eq!(up(2.0), "2.000");
+        assert_eq!(up(0.5), "0.5");
+        assert_eq!(down(0.5), "0.5");
+        assert_eq!(up(0.1), "0.1");
+        assert_eq!(down(0.1), "0.1");
+        assert_eq!(up(1e-6), "1e-6");
+        assert_eq!(down(1e-6), "1e-6");
+        assert_eq!(up(2.0), "2");
         // carries
-        assert_eq!(up(0.99999), "1.000");
-        assert_eq!(up(9.99999e-7), "1.000e-6");
+        assert_eq!(up(0.99999), "1");
+        assert_eq!(up(9.99999e-7), "1e-6");
         assert_eq!(up(999.99), "1000");
         assert_eq!(down(999.99), "999.9");
         // negative numbers: up is toward +infinity
         assert_eq!(up(-0.910565), "-0.9105");
         assert_eq!(down(-0.910565), "-0.9106");
         // tiny and huge: no 300 digits
-        assert_eq!(up(1e-300), "1.000e-300");
+        assert_eq!(up(1e-300), "1e-300");
         assert_eq!(up(1.23456e300), "1.235e300");
         assert_eq!(down(123456.0), "123400");
         assert_eq!(down(1234567.0), "1.234e6");

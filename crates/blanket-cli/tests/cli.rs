@@ -69,20 +69,24 @@ fn calibrate_json_keys() {
     }
     assert_eq!(s["message_values"], s["k"].as_u64().unwrap() + 1);
 
-    let p = json(&[
-        "calibrate",
-        "scalar-sum",
-        "--n",
-        "50000",
-        "--eps",
-        "0.95",
-        "--delta",
-        "0.5",
-        "--k",
-        "3",
-        "--paper-domain",
-        "--json",
-    ]);
+    // not certified: exit code 3
+    let p = json_code(
+        3,
+        &[
+            "calibrate",
+            "scalar-sum",
+            "--n",
+            "50000",
+            "--eps",
+            "0.95",
+            "--delta",
+            "0.5",
+            "--k",
+            "3",
+            "--paper-domain",
+            "--json",
+        ],
+    );
     assert_eq!(p["accounted_domain"], 3);
     assert_eq!(p["message_values"], 4);
     assert!(p["notes"].to_string().contains("NOT certified"));

@@ -2,7 +2,7 @@
 
 use super::common::TargetArgs;
 use crate::accountant::{resolve, AccountantChoice};
-use crate::output::{kv_table, num, print_json};
+use crate::output::{down, echo, kv_table, num, print_json, up};
 use anyhow::Result;
 use blanket::accounting::best::CERTIFIED;
 use blanket::accounting::{Method, ShuffleAccountant};
@@ -219,7 +219,7 @@ impl MethodFigures {
         let int = |x: Option<u32>| x.map_or("-".to_string(), |v| v.to_string());
         vec![
             self.method.to_string(),
-            opt(self.gamma),
+            self.gamma.map_or("-".to_string(), up),
             int(self.k),
             int(self.t),
             opt(self.predicted_mse),
@@ -254,10 +254,10 @@ impl CalibrationReport {
             ("n", self.n.to_string()),
             (
                 "target (eps, delta)",
-                format!("({}, {})", self.eps, self.delta),
+                format!("({}, {})", echo(self.eps), echo(self.delta)),
             ),
-            ("gamma", num(self.gamma)),
-            ("eps0 (local)", num(self.eps0)),
+            ("gamma", up(self.gamma)),
+            ("eps0 (local)", down(self.eps0)),
         ];
         if let Some(d) = self.d {
             rows.push(("d", d.to_string()));
@@ -269,7 +269,17 @@ impl CalibrationReport {
             rows.push(("k", k.to_string()));
         }
         if let Some(g) = self.paper_gamma {
-            rows.push(("gamma of the paper's formula", num(g)));
+            rows.push((
+                "gamma of the paper's formula",
+                if g < 1.0 {
+                    up(g)
+                } else {
+                    format!(
+                        "no gamma < 1 (the formula gives {}, not a probability)",
+                        up(g)
+                    )
+                },
+            ));
         }
         rows.push(("message values", self.message_values.to_string()));
         rows.push(("accounted domain m", self.accounted_domain.to_string()));
@@ -282,7 +292,7 @@ impl CalibrationReport {
             rows.push((
                 "paper's closed form would need",
                 match (p.gamma, p.predicted_mse) {
-                    (Some(g), Some(e)) => format!("gamma {}, predicted MSE {}", num(g), num(e)),
+                    (Some(g), Some(e)) => format!("gamma {}, predicted MSE {}", up(g), num(e)),
                     _ => "no gamma < 1 (not feasible)".to_string(),
                 },
             ));
@@ -290,15 +300,24 @@ impl CalibrationReport {
         rows.push((
             "certified (eps, delta)",
             match self.certified_epsilon {
-                Some(e) => format!("({}, {})", num(e), self.certified_delta),
+                Some(e) => format!("({}, {})", up(e), up(self.certified_delta)),
                 None => "NOT CERTIFIED".to_string(),
             },
         ));
         rows
     }
 
-    /// Prints as JSON or as a table with notes.
+    /// Whether the target guarantee is certified for the randomizer users run.
+    pub fn certified(&self) -> bool {
+        self.certified_epsilon.is_some_and(|e| e <= self.eps)
+    }
+
+    /// Prints as JSON or as a table with notes; a guarantee that is not certified (the
+    /// paper's domain convention) sets exit code 3.
     pub fn print(&self, json: bool) -> Result<()> {
+        if !self.certified() {
+            crate::exit::mark_uncertified();
+        }
         if json {
             return print_json(self);
         }
@@ -380,7 +399,7 @@ pub fn scalar_sum(
              messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
             k + 1,
             match cal.certified {
-                Some(g) => format!(" (the certified epsilon is {})", num(g.epsilon)),
+                Some(g) => format!(" (the certified epsilon is {})", up(g.epsilon)),
                 None => " (the accountant certifies no epsilon for them)".to_string(),
             }
         ));
@@ -452,7 +471,7 @@ pub fn vector_sum(
             "--paper-domain: gamma was calibrated for k = {kk} values per coordinate as in the paper, but the messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
             kk + 1,
             match cal.certified {
-                Some(g) => format!(" (the certified epsilon is {})", num(g.epsilon)),
+                Some(g) => format!(" (the certified epsilon is {})", up(g.epsilon)),
                 None => " (the accountant certifies no epsilon for them)".to_string(),
             }
         ));

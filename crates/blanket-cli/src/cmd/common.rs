@@ -20,11 +20,13 @@ pub struct TargetArgs {
 impl TargetArgs {
     /// Validates the target for n users.
     pub fn target(&self, n: f64) -> Result<Target> {
-        Ok(Target {
+        let t = Target {
             eps: Epsilon::new(self.eps)?,
             delta: Delta::new(self.delta)?,
             n: NumUsers::from_f64(n)?,
-        })
+        };
+        warn_delta(t.delta.get(), t.n.get());
+        Ok(t)
     }
 }
 
@@ -53,4 +55,28 @@ pub fn mean_ci(xs: &[f64]) -> (f64, f64) {
     }
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
     (mean, 1.96 * (var / n).sqrt())
+}
+
+/// Warns on stderr when delta >= 1/n: a mechanism that publishes one random user's data in
+/// the clear meets such a delta, so the guarantee says little.
+pub fn warn_delta(delta: f64, n: u64) {
+    if delta * n as f64 >= 1.0 {
+        eprintln!(
+            "warning: delta = {} >= 1/n = {}: publishing one random user's data in the clear meets this delta; choose delta much smaller than 1/n",
+            crate::output::echo(delta),
+            crate::output::up(1.0 / n as f64)
+        );
+    }
+}
+
+/// Creates the output directory `dir` and checks it is writable, before any computation.
+pub fn writable_dir(dir: &std::path::Path) -> Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    let probe = dir.join(".blanket-write-check");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("cannot write in the output directory {}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }

@@ -6,7 +6,7 @@ use super::calibrate;
 use super::simulate::{simulate_histogram, simulate_scalar_sum, RunArgs, SimulationReport};
 use crate::accountant::{resolve, AccountantChoice};
 use crate::data::resize;
-use crate::output::{kv_table, num, print_json, table};
+use crate::output::{down, kv_table, num, print_json, table, up};
 use anyhow::Result;
 use blanket::calibrate::Target;
 use blanket::params::{Delta, DomainSize, Epsilon, NumUsers};
@@ -29,7 +29,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 16, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub bins: u64,
     /// Repetitions (to compare observed with predicted error).
-    #[arg(long, default_value_t = 20, value_parser = crate::numeric::parse_u32, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 20, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
     pub reps: u32,
     /// Simulation seed.
     #[arg(long, default_value_t = 2019, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
@@ -53,12 +53,15 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         delta: Delta::new(a.delta)?,
         n,
     };
+    super::common::warn_delta(target.delta.get(), n.get());
     let m = DomainSize::new(a.bins)?;
     let run = RunArgs {
-        reps: a.reps.max(2),
+        reps: a.reps,
         seed: a.seed,
         no_shuffle: false,
         json: a.json,
+        header: false,
+        no_header: false,
     };
     let mv = blanket_data::ecg::signal_mv();
     let (lo, hi) = mv
@@ -161,7 +164,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         r.calibration
             .certified_epsilon
             .map_or("NOT CERTIFIED".to_string(), |e| {
-                format!("({}, {})", num(e), r.calibration.certified_delta)
+                format!("({}, {})", up(e), up(r.calibration.certified_delta))
             })
     };
     let rows = vec![
@@ -169,8 +172,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "histogram".to_string(),
             c(&hist),
             hist.calibration.method.clone(),
-            num(hist.gamma),
-            num(hist.calibration.eps0),
+            up(hist.gamma),
+            down(hist.calibration.eps0),
             "-".to_string(),
             num(hist.predicted_mse.sqrt()),
             num(hist.mse.sqrt()),
@@ -179,8 +182,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "scalar sum".to_string(),
             c(&sum),
             sum.calibration.method.clone(),
-            num(sum.gamma),
-            num(sum.calibration.eps0),
+            up(sum.gamma),
+            down(sum.calibration.eps0),
             sum.calibration.k.map_or("-".into(), |k| k.to_string()),
             num(sum.predicted_mse.sqrt()),
             num(sum.mse.sqrt()),

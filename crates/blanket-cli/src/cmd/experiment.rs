@@ -105,7 +105,7 @@ pub struct ExpVectorSumArgs {
     #[arg(long)]
     pub quick: bool,
     /// Repetitions per point.
-    #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_u32, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
     pub reps: u32,
     /// Seed (reproducible).
     #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
@@ -198,7 +198,13 @@ fn run_point(
     let (vectors, _) = match cache.entry((p.d, p.n)) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => {
-            let (v, prov) = vector_data(&a.data, u64::from(p.d), Some(p.n as usize), a.seed)?;
+            let (v, prov) = vector_data(
+                &a.data,
+                u64::from(p.d),
+                Some(p.n as usize),
+                a.seed,
+                crate::data::Header::Auto,
+            )?;
             e.insert((v, format!("{} ({})", prov.source, prov.selection)))
         }
     };
@@ -278,17 +284,12 @@ pub fn run(cmd: &ExperimentCommand) -> Result<()> {
 }
 
 fn vector_sum(a: &ExpVectorSumArgs) -> Result<()> {
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create output directory {}", a.out.display()))?;
+    super::common::writable_dir(&a.out)?;
     let sweeps: Vec<Sweep> = match a.sweep {
         Sweep::All => vec![Sweep::T, Sweep::K, Sweep::D, Sweep::Eps, Sweep::N],
         s => vec![s],
     };
-    let reps = if a.quick {
-        a.reps.clamp(1, 2)
-    } else {
-        a.reps.max(1)
-    };
+    let reps = if a.quick { a.reps.min(2) } else { a.reps };
     let total: u64 = sweeps
         .iter()
         .map(|s| s.values(a.quick).len() as u64 * u64::from(reps))

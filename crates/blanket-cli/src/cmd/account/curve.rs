@@ -76,8 +76,7 @@ pub fn run(a: &CurveArgs) -> Result<()> {
         usage_bail!("--delta-min must be below 0.1 (the curve spans [delta-min, 0.1]), got {dmin}");
     }
     // Check the output before computing.
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create the output directory {}", a.out.display()))?;
+    crate::cmd::common::writable_dir(&a.out)?;
     let path = a.out.join("curve.csv");
     let mut w = csv::Writer::from_path(&path)
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -99,12 +98,15 @@ pub fn run(a: &CurveArgs) -> Result<()> {
         pb.inc(1);
     }
     pb.finish_and_clear();
-    if !pts.iter().any(|p| p.certified) {
+    // Only a certified, finite, positive epsilon can be drawn on the log-log plot.
+    let drawable =
+        |p: &CurvePoint| p.certified && p.epsilon.is_some_and(|e| e > 0.0 && e.is_finite());
+    if !pts.iter().any(drawable) {
         drop(w);
         let _ = std::fs::remove_file(&path);
         bail!(
-            "no certified method gives an epsilon at eps0 = {}, n = {n} for delta in [{}, 0.1]: nothing to plot",
-            a.eps0,
+            "no certified method gives a positive epsilon at eps0 = {}, n = {n} for delta in [{}, 0.1]: nothing to plot",
+            echo(a.eps0),
             echo(dmin)
         );
     }

@@ -69,6 +69,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
         delta: Delta::new(a.delta)?,
         n: NumUsers::from_f64(a.n)?,
     };
+    crate::cmd::common::warn_delta(target.delta.get(), target.n.get());
     let method = a.method.method();
     let k = match a.randomizer {
         RandomizerKind::Generic => {

@@ -65,6 +65,7 @@ pub fn run(a: &ShuffleArgs) -> Result<()> {
     let n = NumUsers::from_f64(a.n)?;
     let delta = Delta::new(a.delta)?;
     let r = randomizer(a.randomizer, a.domain, a.eps0)?;
+    crate::cmd::common::warn_delta(delta.get(), n.get());
     let method = a.method.method();
     let t = Instant::now();
     let acct = method.accountant();

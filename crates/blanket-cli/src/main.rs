@@ -11,7 +11,7 @@ mod output;
 mod plot;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +45,14 @@ enum Command {
     /// Reproduce a paper's experiments (CSV, PNG plots and a markdown summary).
     #[command(subcommand)]
     Experiment(cmd::experiment::ExperimentCommand),
+    /// Print a shell completion script (e.g. `blanket completions bash > blanket.bash`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `blanket man > blanket.1`.
+    Man,
 }
 
 #[derive(Args)]
@@ -68,9 +76,12 @@ enum BenchCommand {
 
 #[derive(Args)]
 struct BenchCryptoArgs {
-    /// Print JSON instead of a table.
+    /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// No progress bar on stderr.
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn main() {
@@ -94,11 +105,20 @@ fn run(cli: Cli) -> Result<()> {
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
         Command::Experiment(c) => cmd::experiment::run(&c),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(())
+        }
         Command::Bench(b) => match b.what {
             None => cmd::bench::run(&b.protocols),
             Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),
             Some(BenchCommand::Crypto(a)) => bench_crypto::run(a.json),
-            Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json),
+            Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json, a.quiet),
         },
     }
 }

@@ -30,10 +30,10 @@ struct Report {
 }
 
 /// Runs the accounting benchmark.
-pub fn run(json: bool, quiet: bool) -> Result<()> {
+pub fn run(json: bool) -> Result<()> {
     let mut rows = Vec::new();
     let k = 10u32;
-    let pb = crate::cmd::common::progress(10, "bench accounting", json || quiet);
+    let pb = crate::cmd::common::progress(10, "bench accounting", json);
     for &n in &[1_000_000u64, 100_000_000] {
         for &eps0 in &[0.5, 1.0, 2.0, 4.0, 8.0] {
             pb.inc(1);

@@ -22,6 +22,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
     after_help = exit::HELP
 )]
 struct Cli {
+    /// No progress bars on stderr (they are shown only on a terminal, for tasks over 2 s).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -79,9 +82,6 @@ struct BenchCryptoArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// No progress bar on stderr.
-    #[arg(long)]
-    quiet: bool,
 }
 
 fn main() {
@@ -99,6 +99,7 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    cmd::common::set_quiet(cli.quiet);
     match cli.command {
         Command::Demo(a) => cmd::demo::run(&a),
         Command::Calibrate(c) => cmd::calibrate::run(&c),
@@ -118,7 +119,7 @@ fn run(cli: Cli) -> Result<()> {
             None => cmd::bench::run(&b.protocols),
             Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),
             Some(BenchCommand::Crypto(a)) => bench_crypto::run(a.json),
-            Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json, a.quiet),
+            Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json),
         },
     }
 }

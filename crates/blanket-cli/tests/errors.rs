@@ -372,3 +372,41 @@ fn printed_privacy_numbers_are_rounded_to_the_safe_side() {
         "{out}"
     );
 }
+
+/// Item 18: progress goes to stderr only on a terminal; `--quiet` is accepted everywhere.
+#[test]
+fn no_progress_output_off_a_terminal_and_quiet_flag() {
+    let dir = temp_dir("quiet-curve");
+    let (code, _, err) = run(&[
+        "--quiet",
+        "account",
+        "curve",
+        "--eps0",
+        "1",
+        "--n",
+        "1000",
+        "--domain",
+        "4",
+        "--points",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+    let (code, _, err) = run(&[
+        "calibrate",
+        "histogram",
+        "--n",
+        "1e4",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "8",
+        "-q",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}

@@ -528,8 +528,10 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
             let target = a.target.target(a.n)?;
             let m = DomainSize::new(a.domain)?;
             let with = |acct: &dyn ShuffleAccountant| Ok(histogram(m, &target, acct)?.1);
+            let pb = super::common::spinner("calibrating", a.json);
             let mut report = with(resolve(a.accountant).as_ref())?;
             add_comparisons(&mut report, a.compare, &with);
+            pb.finish_and_clear();
             report.print(a.json)
         }
         CalibrateCommand::ScalarSum(a) => {
@@ -537,8 +539,10 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
             let with = |acct: &dyn ShuffleAccountant| {
                 Ok(scalar_sum(a.k, a.paper_domain, &target, acct)?.1)
             };
+            let pb = super::common::spinner("calibrating", a.json);
             let mut report = with(resolve(a.accountant).as_ref())?;
             add_comparisons(&mut report, a.compare, &with);
+            pb.finish_and_clear();
             report.print(a.json)
         }
         CalibrateCommand::VectorSum(a) => {
@@ -546,8 +550,10 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
             let with = |acct: &dyn ShuffleAccountant| {
                 Ok(vector_sum(a.d, a.t, a.k, a.paper_domain, &target, acct)?.1)
             };
+            let pb = super::common::spinner("calibrating", a.json);
             let mut report = with(resolve(a.accountant).as_ref())?;
             add_comparisons(&mut report, a.compare, &with);
+            pb.finish_and_clear();
             report.print(a.json)
         }
     }

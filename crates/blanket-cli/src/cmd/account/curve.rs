@@ -39,9 +39,6 @@ pub struct CurveArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar on stderr.
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 #[derive(Serialize)]
@@ -80,7 +77,7 @@ pub fn run(a: &CurveArgs) -> Result<()> {
     let path = a.out.join("curve.csv");
     let mut w = csv::Writer::from_path(&path)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    let pb = crate::cmd::common::progress(a.points as u64, "curve", a.json || a.quiet);
+    let pb = crate::cmd::common::progress(a.points as u64, "curve", a.json);
     let mut pts = Vec::new();
     let (l0, l1) = (dmin.log10(), -1.0f64);
     for i in 0..a.points {

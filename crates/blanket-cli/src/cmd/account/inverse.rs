@@ -421,6 +421,7 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
         delta,
         n: NumUsers::new(2)?,
     };
+    let pb = crate::cmd::common::spinner("searching n", a.json);
     let n = shape
         .n_for(&target, acct.as_ref(), a.target_mse)
         .with_context(|| {
@@ -434,6 +435,7 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
         ..target
     };
     let (mse, gamma, _, k, method) = shape.calibrate(&at, acct.as_ref())?;
+    pb.finish_and_clear();
     let out = UsersOut {
         protocol: shape.name(),
         n,

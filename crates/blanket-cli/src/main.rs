@@ -48,6 +48,10 @@ enum Command {
     /// Reproduce a paper's experiments (CSV, PNG plots and a markdown summary).
     #[command(subcommand)]
     Experiment(cmd::experiment::ExperimentCommand),
+    /// Run a protocol many times on a worst-case pair of neighbouring datasets and print the
+    /// empirical lower bound on epsilon beside the certified upper bound.
+    #[command(subcommand)]
+    Audit(cmd::audit::AuditCommand),
     /// Print a shell completion script (e.g. `blanket completions bash > blanket.bash`).
     Completions {
         /// The shell.
@@ -106,6 +110,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
         Command::Experiment(c) => cmd::experiment::run(&c),
+        Command::Audit(c) => cmd::audit::run(&c),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());

@@ -420,3 +420,33 @@ fn one_vocabulary_across_subcommands() {
     assert_eq!(code, Some(0));
     assert!(out.contains(".TH blanket"), "{out}");
 }
+
+/// Item 20 of issue 8: `blanket audit` prints an empirical lower bound beside the certified
+/// upper bound; bounded trials, seeded, JSON.
+#[test]
+fn audit_lower_bound_below_certified() {
+    let args = [
+        "audit",
+        "histogram",
+        "--n",
+        "8",
+        "--domain",
+        "3",
+        "--eps0",
+        "2",
+        "--trials",
+        "1000",
+        "--seed",
+        "3",
+        "--json",
+    ];
+    let v = json(&args);
+    let lower = v["empirical_epsilon_lower"].as_f64().unwrap();
+    let upper = v["certified_epsilon"].as_f64().unwrap();
+    assert!(lower > 0.0 && lower <= upper, "{v}");
+    assert_eq!(v["consistent"], true);
+    assert_eq!(json(&args), v, "seeded runs repeat");
+    let (code, _, err) = run(&["audit", "histogram", "--trials", "1e7"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--trials must be"), "{err}");
+}

@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use blanket::rng::simulation_stream;
 use blanket::sample::uniform_usize;
+pub use blanket_data::table::Header;
 use std::path::Path;
 
 /// Where the users' values came from, for reports.
@@ -66,10 +67,11 @@ pub fn unit_values(
     file: Option<&Path>,
     n: Option<usize>,
     seed: u64,
+    header: Header,
 ) -> Result<(Vec<f64>, Provenance)> {
     let (rows, source) = match file {
         Some(p) => (
-            blanket_data::table::read_unit_values(open(p)?)
+            blanket_data::table::read_unit_values_with(open(p)?, header)
                 .with_context(|| format!("in data file {}", p.display()))?,
             p.display().to_string(),
         ),
@@ -89,10 +91,11 @@ pub fn categories(
     m: u32,
     n: Option<usize>,
     seed: u64,
+    header: Header,
 ) -> Result<(Vec<u32>, Provenance)> {
     let (rows, source) = match file {
         Some(p) => (
-            blanket_data::table::read_categories(open(p)?, m)
+            blanket_data::table::read_categories_with(open(p)?, m, header)
                 .with_context(|| format!("in data file {}", p.display()))?,
             p.display().to_string(),
         ),

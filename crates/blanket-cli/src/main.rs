@@ -5,19 +5,26 @@ mod bench_accounting;
 mod bench_crypto;
 mod cmd;
 mod data;
+mod exit;
+mod numeric;
 mod output;
+mod plot;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "blanket",
     version,
     about = "Differential privacy in the shuffle model: simulate, calibrate, account, benchmark",
-    long_about = None
+    long_about = None,
+    after_help = exit::HELP
 )]
 struct Cli {
+    /// No progress bars on stderr (they are shown only on a terminal, for tasks over 2 s).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -41,6 +48,18 @@ enum Command {
     /// Reproduce a paper's experiments (CSV, PNG plots and a markdown summary).
     #[command(subcommand)]
     Experiment(cmd::experiment::ExperimentCommand),
+    /// Run a protocol many times on a worst-case pair of neighbouring datasets and print the
+    /// empirical lower bound on epsilon beside the certified upper bound.
+    #[command(subcommand)]
+    Audit(cmd::audit::AuditCommand),
+    /// Print a shell completion script (e.g. `blanket completions bash > blanket.bash`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `blanket man > blanket.1`.
+    Man,
 }
 
 #[derive(Args)]
@@ -64,26 +83,43 @@ enum BenchCommand {
 
 #[derive(Args)]
 struct BenchCryptoArgs {
-    /// Print JSON instead of a table.
+    /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
 }
 
 fn main() {
+    exit::quiet_broken_pipe();
+    // clap reports usage errors itself, with exit code 2.
     let cli = Cli::parse();
-    if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
-        std::process::exit(2);
+    match run(cli) {
+        Err(e) => {
+            eprintln!("error: {}", exit::render(&e));
+            std::process::exit(exit::code(&e));
+        }
+        Ok(()) if exit::uncertified() => std::process::exit(exit::UNCERTIFIED),
+        Ok(()) => {}
     }
 }
 
 fn run(cli: Cli) -> Result<()> {
+    cmd::common::set_quiet(cli.quiet);
     match cli.command {
         Command::Demo(a) => cmd::demo::run(&a),
         Command::Calibrate(c) => cmd::calibrate::run(&c),
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
         Command::Experiment(c) => cmd::experiment::run(&c),
+        Command::Audit(c) => cmd::audit::run(&c),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(())
+        }
         Command::Bench(b) => match b.what {
             None => cmd::bench::run(&b.protocols),
             Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),

@@ -47,21 +47,24 @@ fn krr_only_methods_refuse_a_generic_randomizer() {
         "variation-ratio",
         "blanket-closed",
     ] {
-        let v = json(&[
-            "account",
-            "shuffle",
-            "--eps0",
-            "1",
-            "--n",
-            "1e4",
-            "--delta",
-            "1e-6",
-            "--randomizer",
-            "generic",
-            "--method",
-            m,
-            "--json",
-        ]);
+        let v = json_code(
+            3,
+            &[
+                "account",
+                "shuffle",
+                "--eps0",
+                "1",
+                "--n",
+                "1e4",
+                "--delta",
+                "1e-6",
+                "--randomizer",
+                "generic",
+                "--method",
+                m,
+                "--json",
+            ],
+        );
         assert_eq!(v["valid"], false, "{m}: {v}");
         assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{v}");
         // no amplification claimed: epsilon is eps0 or null
@@ -92,54 +95,63 @@ fn krr_only_methods_refuse_a_generic_randomizer() {
 #[test]
 fn closed_forms_outside_their_conditions_are_invalid() {
     // FMT21 closed form needs eps0 <= log(n / (16 log(2/delta))): false for n = 1000, eps0 = 4.
-    let v = json(&[
-        "account",
-        "shuffle",
-        "--eps0",
-        "4",
-        "--n",
-        "1000",
-        "--delta",
-        "1e-6",
-        "--method",
-        "fmt21-closed",
-        "--json",
-    ]);
+    let v = json_code(
+        3,
+        &[
+            "account",
+            "shuffle",
+            "--eps0",
+            "4",
+            "--n",
+            "1000",
+            "--delta",
+            "1e-6",
+            "--method",
+            "fmt21-closed",
+            "--json",
+        ],
+    );
     assert_eq!(v["valid"], false, "{v}");
     assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()));
     // Erlingsson et al. needs eps0 <= 1/2.
-    let v = json(&[
-        "account",
-        "shuffle",
-        "--eps0",
-        "1",
-        "--n",
-        "1e5",
-        "--delta",
-        "1e-6",
-        "--method",
-        "erlingsson-closed",
-        "--json",
-    ]);
+    let v = json_code(
+        3,
+        &[
+            "account",
+            "shuffle",
+            "--eps0",
+            "1",
+            "--n",
+            "1e5",
+            "--delta",
+            "1e-6",
+            "--method",
+            "erlingsson-closed",
+            "--json",
+        ],
+    );
     assert_eq!(v["valid"], false, "{v}");
     // The blanket closed form is valid only if its eps <= 1.
-    let v = json(&[
-        "account",
-        "shuffle",
-        "--eps0",
-        "3",
-        "--n",
-        "100",
-        "--delta",
-        "1e-6",
-        "--randomizer",
-        "krr",
-        "--k",
-        "50",
-        "--method",
-        "blanket-closed",
-        "--json",
-    ]);
+    let v = json_code(
+        3,
+        &[
+            "account",
+            "shuffle",
+            "--eps0",
+            "3",
+            "--n",
+            "100",
+            "--delta",
+            "1e-6",
+            "--randomizer",
+            "krr",
+            "--k",
+            "50",
+            "--method",
+            "blanket-closed",
+            "--json",
+        ],
+    );
     assert_eq!(v["valid"], false, "{v}");
 }
 
@@ -337,7 +349,7 @@ fn bad_input_names_the_field() {
             "--randomizer",
             "krr",
         ],
-        "--k",
+        "--domain",
     );
     fails_with(
         &[
@@ -417,5 +429,140 @@ fn bad_input_names_the_field() {
             "4",
         ],
         "--t",
+    );
+}
+
+/// Item 1 of issue 8: variation-ratio is not certified and must never be labelled so.
+#[test]
+fn variation_ratio_is_never_labelled_certified() {
+    let args = [
+        "account",
+        "shuffle",
+        "--eps0",
+        "1",
+        "--n",
+        "3",
+        "--delta",
+        "0.01",
+        "--randomizer",
+        "krr",
+        "--domain",
+        "3",
+        "--method",
+        "variation-ratio",
+    ];
+    let (code, out, _) = run(&args);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("NOT CERTIFIED"), "{out}");
+    assert!(!out.contains("certified by variation-ratio"), "{out}");
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let v = json_code(3, &with_json);
+    assert_eq!(v["valid"], false, "{v}");
+    assert_eq!(v["certified"], false, "{v}");
+    assert!(v["certified_by"].is_null(), "{v}");
+    // no amplification claimed: epsilon is eps0; the uncertified value is apart
+    assert_eq!(f(&v, "epsilon"), 1.0, "{v}");
+    assert!(f(&v, "uncertified_epsilon") < 1.0, "{v}");
+
+    // account eps0
+    let v = json_code(
+        3,
+        &[
+            "account",
+            "eps0",
+            "--n",
+            "1000",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+            "--randomizer",
+            "krr",
+            "--domain",
+            "4",
+            "--method",
+            "variation-ratio",
+            "--json",
+        ],
+    );
+    assert_eq!(v["certified"], false, "{v}");
+    assert!(
+        v["certified_by"].is_null() && v["certified_epsilon"].is_null(),
+        "{v}"
+    );
+    let (code, out, _) = run(&[
+        "account",
+        "eps0",
+        "--n",
+        "1000",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--randomizer",
+        "krr",
+        "--domain",
+        "4",
+        "--method",
+        "variation-ratio",
+    ]);
+    assert_eq!(code, Some(3));
+    assert!(
+        out.contains("NOT CERTIFIED") && !out.contains("certified by"),
+        "{out}"
+    );
+
+    // account curve: the CSV's valid column is false for variation-ratio
+    let dir = temp_dir("vr-curve");
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "account", "curve", "--eps0", "2", "--n", "2000", "--domain", "10", "--points", "2",
+        "--out", d,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let csv = std::fs::read_to_string(dir.join("curve.csv")).unwrap();
+    assert!(
+        csv.starts_with("delta,method,epsilon,valid,certified"),
+        "{csv}"
+    );
+    let vr: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains("variation-ratio"))
+        .collect();
+    assert!(!vr.is_empty());
+    for l in vr {
+        assert!(l.ends_with(",false,false"), "{l}");
+    }
+}
+
+/// Item 15: eps0 out of range is refused with exit code 2, naming the field and range.
+#[test]
+fn eps0_out_of_range_is_a_usage_error() {
+    fails_code(
+        2,
+        &[
+            "account",
+            "shuffle",
+            "--randomizer",
+            "krr",
+            "--domain",
+            "3",
+            "--eps0",
+            "710",
+            "--n",
+            "1000",
+            "--delta",
+            "1e-6",
+        ],
+        "--eps0 must be a number in (0, 100]",
+    );
+    // --domain with a generic randomizer is not silently ignored
+    fails_code(
+        2,
+        &[
+            "account", "shuffle", "--eps0", "1", "--domain", "3", "--n", "1000", "--delta", "1e-6",
+        ],
+        "--domain applies to --randomizer krr only",
     );
 }

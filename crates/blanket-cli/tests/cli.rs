@@ -69,20 +69,24 @@ fn calibrate_json_keys() {
     }
     assert_eq!(s["message_values"], s["k"].as_u64().unwrap() + 1);
 
-    let p = json(&[
-        "calibrate",
-        "scalar-sum",
-        "--n",
-        "50000",
-        "--eps",
-        "0.95",
-        "--delta",
-        "0.5",
-        "--k",
-        "3",
-        "--paper-domain",
-        "--json",
-    ]);
+    // not certified: exit code 3
+    let p = json_code(
+        3,
+        &[
+            "calibrate",
+            "scalar-sum",
+            "--n",
+            "50000",
+            "--eps",
+            "0.95",
+            "--delta",
+            "0.5",
+            "--k",
+            "3",
+            "--paper-domain",
+            "--json",
+        ],
+    );
     assert_eq!(p["accounted_domain"], 3);
     assert_eq!(p["message_values"], 4);
     assert!(p["notes"].to_string().contains("NOT certified"));
@@ -315,4 +319,134 @@ fn demo_runs_small() {
             .unwrap()
             <= 1.0
     );
+}
+
+/// Item 8 of issue 8: the demo uses a public range, states the draw, and prints the
+/// guarantee of its two releases together.
+#[test]
+fn demo_public_range_and_composed_guarantee() {
+    let (code, out, err) = run(&["demo", "--n", "120000", "--reps", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("-4 to 4 mV"), "{out}");
+    assert!(
+        out.contains("120000 users drawn with replacement") && out.contains("108000 readings"),
+        "{out}"
+    );
+    assert!(
+        out.contains("together they are (2, 2e-8) by basic composition"),
+        "{out}"
+    );
+    let v = json(&["demo", "--n", "120000", "--reps", "1", "--json"]);
+    assert_eq!(v["range_mv"][0], -4.0, "{v}");
+    assert_eq!(v["composition"]["basic_epsilon"], 2.0, "{v}");
+    // the first bin starts at the public bound, not at the data's minimum
+    assert!(out.contains("-4.00 .. -3.50"), "{out}");
+}
+
+/// Item 17 of issue 8: one vocabulary, checked choices, number notations, one JSON object,
+/// completions and a man page.
+#[test]
+fn one_vocabulary_across_subcommands() {
+    // --domain is the k-RR domain in `account` (the old --k still works, hidden)
+    let a = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "1",
+        "--n",
+        "1e4",
+        "--delta",
+        "1e-6",
+        "--randomizer",
+        "krr",
+        "--domain",
+        "10",
+        "--json",
+    ]);
+    let b = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "1",
+        "--n",
+        "1_0000",
+        "--delta",
+        "1e-6",
+        "--randomizer",
+        "krr",
+        "--k",
+        "1e1",
+        "--json",
+    ]);
+    assert_eq!(a["epsilon"], b["epsilon"]);
+    // --rounds (old --count) in compose; integer notations
+    let c = json(&[
+        "account", "compose", "--eps", "0.1", "--delta", "1e-6", "--rounds", "1e2", "--method",
+        "basic", "--json",
+    ]);
+    assert_eq!(c["count"], 100);
+    // checked choice list for --method
+    let (code, _, err) = run(&[
+        "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "1e-6", "--method", "nope",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("possible values") && err.contains("fmt21-numerical"),
+        "{err}"
+    );
+    // account curve --json prints one object
+    let dir = temp_dir("curve-json");
+    let v = json(&[
+        "account",
+        "curve",
+        "--eps0",
+        "1",
+        "--n",
+        "1000",
+        "--domain",
+        "4",
+        "--points",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(v.is_object() && v["points"].is_array(), "{v}");
+    // completions and man page
+    let (code, out, _) = run(&["completions", "bash"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("blanket"), "{out}");
+    let (code, out, _) = run(&["man"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains(".TH blanket"), "{out}");
+}
+
+/// Item 20 of issue 8: `blanket audit` prints an empirical lower bound beside the certified
+/// upper bound; bounded trials, seeded, JSON.
+#[test]
+fn audit_lower_bound_below_certified() {
+    let args = [
+        "audit",
+        "histogram",
+        "--n",
+        "8",
+        "--domain",
+        "3",
+        "--eps0",
+        "2",
+        "--trials",
+        "1000",
+        "--seed",
+        "3",
+        "--json",
+    ];
+    let v = json(&args);
+    let lower = v["empirical_epsilon_lower"].as_f64().unwrap();
+    let upper = v["certified_epsilon"].as_f64().unwrap();
+    assert!(lower > 0.0 && lower <= upper, "{v}");
+    assert_eq!(v["consistent"], true);
+    assert_eq!(json(&args), v, "seeded runs repeat");
+    let (code, _, err) = run(&["audit", "histogram", "--trials", "1e7"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--trials must be"), "{err}");
 }

@@ -35,11 +35,30 @@ pub enum DataError {
     Empty,
 }
 
-/// Reads rows of numbers. A first row that does not parse as numbers is taken as a header;
-/// lines starting with `#` are comments. Each row must have `width` fields if given, else as
-/// many as the first data row.
+/// Whether the first row of a file is a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Header {
+    /// A first row is a header only if none of its fields looks like a number (starts with
+    /// a digit, a sign or a point): `value` is a header, `0.5x` is an error, not a header.
+    #[default]
+    Auto,
+    /// The first row is a header and is skipped.
+    Present,
+    /// There is no header: the first row is data.
+    Absent,
+}
+
+/// Whether a field starts like a number (optional sign, then a digit or a point).
+fn looks_numeric(field: &str) -> bool {
+    let f = field.trim_start_matches(['+', '-']);
+    f.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+}
+
+/// Reads rows of numbers. A first row none of whose fields looks like a number is taken as
+/// a header; lines starting with `#` are comments. Each row must have `width` fields if
+/// given, else as many as the first data row.
 pub fn read_rows<R: Read>(reader: R, width: Option<usize>) -> Result<Vec<Vec<f64>>, DataError> {
-    Ok(read_numbered(reader, width)?
+    Ok(read_numbered(reader, width, Header::Auto)?
         .into_iter()
         .map(|(_, r)| r)
         .collect())
@@ -49,6 +68,7 @@ pub fn read_rows<R: Read>(reader: R, width: Option<usize>) -> Result<Vec<Vec<f64
 fn read_numbered<R: Read>(
     reader: R,
     width: Option<usize>,
+    header: Header,
 ) -> Result<Vec<(u64, Vec<f64>)>, DataError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -61,6 +81,9 @@ fn read_numbered<R: Read>(
     for (idx, rec) in rdr.records().enumerate() {
         let rec = rec?;
         let line = rec.position().map_or(idx as u64 + 1, |p| p.line());
+        if idx == 0 && header == Header::Present {
+            continue;
+        }
         let parsed: Result<Vec<f64>, usize> = rec
             .iter()
             .enumerate()
@@ -68,13 +91,20 @@ fn read_numbered<R: Read>(
             .collect();
         let values = match parsed {
             Ok(v) => v,
-            Err(_) if rows.is_empty() && idx == 0 => continue, // header
+            Err(_) if idx == 0 && header == Header::Auto && !rec.iter().any(looks_numeric) => {
+                continue; // header
+            }
             Err(c) => {
+                let hint = if idx == 0 && header == Header::Auto {
+                    " (if the first line is a header, say so with --header)"
+                } else {
+                    ""
+                };
                 return Err(DataError::BadValue {
                     line,
                     column: c + 1,
-                    reason: format!("{:?} is not a number", rec.get(c).unwrap_or("")),
-                })
+                    reason: format!("{:?} is not a number{hint}", rec.get(c).unwrap_or("")),
+                });
             }
         };
         let want = *expected.get_or_insert(values.len());
@@ -102,7 +132,12 @@ fn read_numbered<R: Read>(
 
 /// Reads one value in [0, 1] per row.
 pub fn read_unit_values<R: Read>(reader: R) -> Result<Vec<f64>, DataError> {
-    let rows = read_numbered(reader, Some(1))?;
+    read_unit_values_with(reader, Header::Auto)
+}
+
+/// [`read_unit_values`] with an explicit header rule.
+pub fn read_unit_values_with<R: Read>(reader: R, header: Header) -> Result<Vec<f64>, DataError> {
+    let rows = read_numbered(reader, Some(1), header)?;
     rows.into_iter()
         .map(|(line, r)| check_unit(r[0], line, 1).map(|()| r[0]))
         .collect()
@@ -113,7 +148,16 @@ pub fn read_unit_vectors<R: Read>(
     reader: R,
     width: Option<usize>,
 ) -> Result<Vec<Vec<f64>>, DataError> {
-    let rows = read_numbered(reader, width)?;
+    read_unit_vectors_with(reader, width, Header::Auto)
+}
+
+/// [`read_unit_vectors`] with an explicit header rule.
+pub fn read_unit_vectors_with<R: Read>(
+    reader: R,
+    width: Option<usize>,
+    header: Header,
+) -> Result<Vec<Vec<f64>>, DataError> {
+    let rows = read_numbered(reader, width, header)?;
     for (line, r) in &rows {
         for (c, &v) in r.iter().enumerate() {
             check_unit(v, *line, c + 1)?;
@@ -124,7 +168,16 @@ pub fn read_unit_vectors<R: Read>(
 
 /// Reads one category in {0, ..., m - 1} per row.
 pub fn read_categories<R: Read>(reader: R, m: u32) -> Result<Vec<u32>, DataError> {
-    let rows = read_numbered(reader, Some(1))?;
+    read_categories_with(reader, m, Header::Auto)
+}
+
+/// [`read_categories`] with an explicit header rule.
+pub fn read_categories_with<R: Read>(
+    reader: R,
+    m: u32,
+    header: Header,
+) -> Result<Vec<u32>, DataError> {
+    let rows = read_numbered(reader, Some(1), header)?;
     rows.into_iter()
         .map(|(line, r)| {
             let v = r[0];
@@ -163,6 +216,18 @@ mod tests {
         assert_eq!(v, vec![0.5, 1.0, 0.0]);
         let c = read_categories("3\n0\n".as_bytes(), 4).unwrap();
         assert_eq!(c, vec![3, 0]);
+    }
+
+    #[test]
+    fn a_number_like_first_line_is_not_a_header() {
+        let e = read_unit_values("0.5x\n0.3\n".as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("line 1, column 1"), "{e}");
+        assert!(e.to_string().contains("--header"), "{e}");
+        let v = read_unit_values_with("0.5x\n0.3\n".as_bytes(), Header::Present).unwrap();
+        assert_eq!(v, vec![0.3]);
+        let v = read_unit_values_with("0.2\n0.3\n".as_bytes(), Header::Present).unwrap();
+        assert_eq!(v, vec![0.3]);
+        assert!(read_unit_values_with("value\n0.3\n".as_bytes(), Header::Absent).is_err());
     }
 
     #[test]

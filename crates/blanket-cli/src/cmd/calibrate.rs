@@ -2,7 +2,7 @@
 
 use super::common::TargetArgs;
 use crate::accountant::{resolve, AccountantChoice};
-use crate::output::{kv_table, num, print_json};
+use crate::output::{down, echo, kv_table, num, print_json, up};
 use anyhow::Result;
 use blanket::accounting::best::CERTIFIED;
 use blanket::accounting::{Method, ShuffleAccountant};
@@ -29,12 +29,12 @@ pub enum CalibrateCommand {
 #[derive(Args)]
 pub struct HistogramArgs {
     /// Number of users (e.g. 1e6).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Number of categories m (2 to 2^26).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: u64,
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
@@ -51,12 +51,12 @@ pub struct HistogramArgs {
 #[derive(Args)]
 pub struct ScalarSumArgs {
     /// Number of users (e.g. 1e6).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: the k minimizing the predicted worst-case MSE).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Calibrate with the paper's domain size m = k instead of the true k + 1 message
     /// values. For reproducing the papers only: the guarantee is then not certified.
@@ -77,19 +77,19 @@ pub struct ScalarSumArgs {
 #[derive(Args)]
 pub struct VectorSumArgs {
     /// Number of users (e.g. 50000).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     /// Dimension d of the vectors.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub d: u64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: the k minimizing the predicted error).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Fixed number t of coordinates each user reports (default: the t minimizing the
     /// predicted error).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub t: Option<u64>,
     /// Calibrate with the paper's domain size k per coordinate instead of the true k + 1
     /// values. For reproducing the paper only: the guarantee is then not certified.
@@ -222,7 +222,7 @@ impl MethodFigures {
         let int = |x: Option<u32>| x.map_or("-".to_string(), |v| v.to_string());
         vec![
             self.method.to_string(),
-            opt(self.gamma),
+            self.gamma.map_or("-".to_string(), up),
             int(self.k),
             int(self.t),
             opt(self.predicted_mse),
@@ -257,15 +257,15 @@ impl CalibrationReport {
             ("n", self.n.to_string()),
             (
                 "target (eps, delta)",
-                format!("({}, {})", self.eps, self.delta),
+                format!("({}, {})", echo(self.eps), echo(self.delta)),
             ),
-            ("gamma", num(self.gamma)),
+            ("gamma", up(self.gamma)),
         ];
         if self.eps0_user == self.eps0 {
-            rows.push(("eps0 (local)", num(self.eps0)));
+            rows.push(("eps0 (local)", down(self.eps0)));
         } else {
-            rows.push(("eps0 per message", num(self.eps0)));
-            rows.push(("eps0 per user (local DP)", num(self.eps0_user)));
+            rows.push(("eps0 per message", down(self.eps0)));
+            rows.push(("eps0 per user (local DP)", down(self.eps0_user)));
         }
         if let Some(d) = self.d {
             rows.push(("d", d.to_string()));
@@ -277,7 +277,17 @@ impl CalibrationReport {
             rows.push(("k", k.to_string()));
         }
         if let Some(g) = self.paper_gamma {
-            rows.push(("gamma of the paper's formula", num(g)));
+            rows.push((
+                "gamma of the paper's formula",
+                if g < 1.0 {
+                    up(g)
+                } else {
+                    format!(
+                        "no gamma < 1 (the formula gives {}, not a probability)",
+                        up(g)
+                    )
+                },
+            ));
         }
         rows.push(("message values", self.message_values.to_string()));
         rows.push(("accounted domain m", self.accounted_domain.to_string()));
@@ -290,7 +300,7 @@ impl CalibrationReport {
             rows.push((
                 "paper's closed form would need",
                 match (p.gamma, p.predicted_mse) {
-                    (Some(g), Some(e)) => format!("gamma {}, predicted MSE {}", num(g), num(e)),
+                    (Some(g), Some(e)) => format!("gamma {}, predicted MSE {}", up(g), num(e)),
                     _ => "no gamma < 1 (not feasible)".to_string(),
                 },
             ));
@@ -298,15 +308,24 @@ impl CalibrationReport {
         rows.push((
             "certified (eps, delta)",
             match self.certified_epsilon {
-                Some(e) => format!("({}, {})", num(e), self.certified_delta),
+                Some(e) => format!("({}, {})", up(e), up(self.certified_delta)),
                 None => "NOT CERTIFIED".to_string(),
             },
         ));
         rows
     }
 
-    /// Prints as JSON or as a table with notes.
+    /// Whether the target guarantee is certified for the randomizer users run.
+    pub fn certified(&self) -> bool {
+        self.certified_epsilon.is_some_and(|e| e <= self.eps)
+    }
+
+    /// Prints as JSON or as a table with notes; a guarantee that is not certified (the
+    /// paper's domain convention) sets exit code 3.
     pub fn print(&self, json: bool) -> Result<()> {
+        if !self.certified() {
+            crate::exit::mark_uncertified();
+        }
         if json {
             return print_json(self);
         }
@@ -389,7 +408,7 @@ pub fn scalar_sum(
              messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
             k + 1,
             match cal.certified {
-                Some(g) => format!(" (the certified epsilon is {})", num(g.epsilon)),
+                Some(g) => format!(" (the certified epsilon is {})", up(g.epsilon)),
                 None => " (the accountant certifies no epsilon for them)".to_string(),
             }
         ));
@@ -462,7 +481,7 @@ pub fn vector_sum(
             "--paper-domain: gamma was calibrated for k = {kk} values per coordinate as in the paper, but the messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
             kk + 1,
             match cal.certified {
-                Some(g) => format!(" (the certified epsilon is {})", num(g.epsilon)),
+                Some(g) => format!(" (the certified epsilon is {})", up(g.epsilon)),
                 None => " (the accountant certifies no epsilon for them)".to_string(),
             }
         ));
@@ -516,8 +535,10 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
             let target = a.target.target(a.n)?;
             let m = DomainSize::new(a.domain)?;
             let with = |acct: &dyn ShuffleAccountant| Ok(histogram(m, &target, acct)?.1);
+            let pb = super::common::spinner("calibrating", a.json);
             let mut report = with(resolve(a.accountant).as_ref())?;
             add_comparisons(&mut report, a.compare, &with);
+            pb.finish_and_clear();
             report.print(a.json)
         }
         CalibrateCommand::ScalarSum(a) => {
@@ -525,8 +546,10 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
             let with = |acct: &dyn ShuffleAccountant| {
                 Ok(scalar_sum(a.k, a.paper_domain, &target, acct)?.1)
             };
+            let pb = super::common::spinner("calibrating", a.json);
             let mut report = with(resolve(a.accountant).as_ref())?;
             add_comparisons(&mut report, a.compare, &with);
+            pb.finish_and_clear();
             report.print(a.json)
         }
         CalibrateCommand::VectorSum(a) => {
@@ -534,8 +557,10 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
             let with = |acct: &dyn ShuffleAccountant| {
                 Ok(vector_sum(a.d, a.t, a.k, a.paper_domain, &target, acct)?.1)
             };
+            let pb = super::common::spinner("calibrating", a.json);
             let mut report = with(resolve(a.accountant).as_ref())?;
             add_comparisons(&mut report, a.compare, &with);
+            pb.finish_and_clear();
             report.print(a.json)
         }
     }

@@ -6,7 +6,7 @@ use super::calibrate;
 use super::simulate::{simulate_histogram, simulate_scalar_sum, RunArgs, SimulationReport};
 use crate::accountant::{resolve, AccountantChoice};
 use crate::data::resize;
-use crate::output::{kv_table, num, print_json, table};
+use crate::output::{down, echo, kv_table, num, print_json, table, up};
 use anyhow::Result;
 use blanket::calibrate::Target;
 use blanket::params::{Delta, DomainSize, Epsilon, NumUsers};
@@ -17,32 +17,67 @@ use serde::Serialize;
 #[derive(Args)]
 pub struct DemoArgs {
     /// Number of simulated users.
-    #[arg(long, default_value_t = 1e6)]
+    #[arg(long, default_value_t = 1e6, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub eps: f64,
     /// Target delta.
-    #[arg(long, default_value_t = 1e-8)]
+    #[arg(long, default_value_t = 1e-8, allow_hyphen_values = true)]
     pub delta: f64,
-    /// Histogram bins over the ECG range.
-    #[arg(long, default_value_t = 16)]
+    /// Histogram bins (categories) over the public range -4 to +4 mV (formerly --bins).
+    #[arg(long = "domain", alias = "bins", default_value_t = 16, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub bins: u64,
     /// Repetitions (to compare observed with predicted error).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
     pub reps: u32,
     /// Simulation seed.
-    #[arg(long, default_value_t = 2019)]
+    #[arg(long, default_value_t = 2019, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
 }
 
+/// The public range of the readings, in mV, fixed before looking at the data (the ECG's
+/// amplitudes lie well inside it; readings outside are clipped to it). Bins and the [0, 1]
+/// scaling of the sum come from this range, never from the data's own minimum and maximum,
+/// which would be a data-dependent choice outside the privacy analysis.
+pub const RANGE_MV: (f64, f64) = (-4.0, 4.0);
+
 #[derive(Serialize)]
 struct DemoReport {
     histogram: SimulationReport,
     scalar_sum: SimulationReport,
+    /// The public range of the readings in mV (bins and scaling; values clipped to it).
+    range_mv: (f64, f64),
+    /// The guarantee of the two releases together (they are computed on the same users).
+    composition: Composition,
+}
+
+/// The guarantee of both releases on the same users.
+#[derive(Serialize)]
+struct Composition {
+    /// Basic composition: the sum of the two certified epsilons, at the sum of the deltas.
+    basic_epsilon: Option<f64>,
+    basic_delta: f64,
+    /// Optimal homogeneous composition (Kairouz, Oh, Viswanath) of two components at the
+    /// larger certified epsilon, at the total delta `kov_delta`.
+    kov_epsilon: Option<f64>,
+    kov_delta: f64,
+}
+
+fn compose(e_h: Option<f64>, e_s: Option<f64>, delta: f64) -> Composition {
+    let both = e_h.zip(e_s);
+    let kov_delta = 3.0 * delta;
+    Composition {
+        basic_epsilon: both.map(|(a, b)| a + b),
+        basic_delta: 2.0 * delta,
+        kov_epsilon: both.and_then(|(a, b)| {
+            blanket::accounting::composition::kov_epsilon(a.max(b), delta, 2, kov_delta).ok()
+        }),
+        kov_delta,
+    }
 }
 
 /// Runs the demo.
@@ -53,33 +88,33 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         delta: Delta::new(a.delta)?,
         n,
     };
+    super::common::warn_delta(target.delta.get(), n.get());
     let m = DomainSize::new(a.bins)?;
     let run = RunArgs {
-        reps: a.reps.max(2),
+        reps: a.reps,
         seed: a.seed,
         no_shuffle: false,
         json: a.json,
+        header: false,
+        no_header: false,
     };
     let mv = blanket_data::ecg::signal_mv();
-    let (lo, hi) = mv
+    let (lo, hi) = RANGE_MV;
+    let unit: Vec<f64> = mv
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
-            (l.min(x), h.max(x))
-        });
-    let source = "embedded ECG: MIT-BIH record 208, lead MLII, 108000 readings".to_string();
-    let (cats, prov_h) = resize(
-        blanket_data::ecg::signal_categories(m.get()),
-        n.get() as usize,
-        a.seed,
-        source.clone(),
+        .map(|&x| ((x - lo) / (hi - lo)).clamp(0.0, 1.0))
+        .collect();
+    let bins = m.get();
+    let categories: Vec<u32> = unit
+        .iter()
+        .map(|&u| ((u * f64::from(bins)) as u32).min(bins - 1))
+        .collect();
+    let source = format!(
+        "embedded ECG: MIT-BIH record 208, lead MLII, {} readings, clipped to the public range {lo} to {hi} mV",
+        mv.len()
     );
-    let (vals, prov_s) = resize(
-        blanket_data::ecg::signal_unit(),
-        n.get() as usize,
-        a.seed,
-        source,
-    );
-
+    let (cats, prov_h) = resize(categories, n.get() as usize, a.seed, source.clone());
+    let (vals, prov_s) = resize(unit, n.get() as usize, a.seed, source);
     let (h, cal_h) = calibrate::histogram(m, &target, resolve(AccountantChoice::Best).as_ref())?;
     let (hist, _) = simulate_histogram(&h, &cats, cal_h, prov_h, &run)?;
     let (p, cal_s) = calibrate::scalar_sum(
@@ -90,19 +125,39 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     )?;
     let (sum, _) = simulate_scalar_sum(&p, &vals, cal_s, prov_s, &run)?;
 
+    let composition = compose(
+        hist.calibration.certified_epsilon,
+        sum.calibration.certified_epsilon,
+        a.delta,
+    );
     if a.json {
         return print_json(&DemoReport {
             histogram: hist,
             scalar_sum: sum,
+            range_mv: RANGE_MV,
+            composition,
         });
     }
 
+    let drawn = if n.get() as usize > mv.len() {
+        format!(
+            "{n} users drawn with replacement (seed {}) from the {} readings",
+            a.seed,
+            mv.len()
+        )
+    } else {
+        format!("{n} users, the first {n} of the {} readings", mv.len())
+    };
     println!(
-        "blanket demo: {} users each hold one ECG reading (MIT-BIH record 208, {} to {} mV).\n\
-         Each user randomizes locally (privacy-blanket GRR, a ChaCha20 CSPRNG), an ideal\n\
-         shuffler permutes the reports, and the analyzer sees only the anonymous multiset.\n\
-         Target: (eps, delta) = ({}, {}); {} repetitions, seed {}.\n",
-        n, lo, hi, a.eps, a.delta, run.reps, a.seed
+        "blanket demo: {drawn} of an ECG (MIT-BIH record 208),\n\
+         one reading per user, clipped to the public range {lo} to {hi} mV (fixed in advance,\n\
+         not taken from the data). Each user randomizes locally (privacy-blanket GRR, a ChaCha20\n\
+         CSPRNG), an ideal shuffler permutes the reports, and the analyzer sees only the\n\
+         anonymous multiset. Target per release: (eps, delta) = ({}, {}); {} repetitions, seed {}.\n",
+        echo(a.eps),
+        echo(a.delta),
+        run.reps,
+        a.seed
     );
 
     // Histogram, first repetition.
@@ -161,7 +216,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         r.calibration
             .certified_epsilon
             .map_or("NOT CERTIFIED".to_string(), |e| {
-                format!("({}, {})", num(e), r.calibration.certified_delta)
+                format!("({}, {})", up(e), up(r.calibration.certified_delta))
             })
     };
     let rows = vec![
@@ -169,8 +224,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "histogram".to_string(),
             c(&hist),
             hist.calibration.method.clone(),
-            num(hist.gamma),
-            num(hist.calibration.eps0),
+            up(hist.gamma),
+            down(hist.calibration.eps0),
             "-".to_string(),
             num(hist.predicted_mse.sqrt()),
             num(hist.mse.sqrt()),
@@ -179,8 +234,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "scalar sum".to_string(),
             c(&sum),
             sum.calibration.method.clone(),
-            num(sum.gamma),
-            num(sum.calibration.eps0),
+            up(sum.gamma),
+            down(sum.calibration.eps0),
             sum.calibration.k.map_or("-".into(), |k| k.to_string()),
             num(sum.predicted_mse.sqrt()),
             num(sum.mse.sqrt()),
@@ -201,6 +256,28 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             ],
             &rows
         )
+    );
+    let together = match composition.basic_epsilon {
+        Some(e) => {
+            let mut t = format!(
+                "({}, {}) by basic composition",
+                up(e),
+                up(composition.basic_delta)
+            );
+            if let Some(k) = composition.kov_epsilon.filter(|&k| k < e) {
+                t.push_str(&format!(
+                    "; ({}, {}) by optimal composition (Kairouz, Oh, Viswanath)",
+                    up(k),
+                    up(composition.kov_delta)
+                ));
+            }
+            t
+        }
+        None => "NOT CERTIFIED (a release is not certified)".to_string(),
+    };
+    println!(
+        "Both releases are computed on the same users: together they are {together}.\n\
+         Each row above is the guarantee of that release alone."
     );
     println!(
         "RMSE: histogram, of a count (averaged over bins); scalar sum, of the sum of the n values\n\

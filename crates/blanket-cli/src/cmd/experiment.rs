@@ -105,10 +105,10 @@ pub struct ExpVectorSumArgs {
     #[arg(long)]
     pub quick: bool,
     /// Repetitions per point.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
     pub reps: u32,
     /// Seed (reproducible).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
     /// Use blanket's safe domain size k + 1 in the paper's gamma formula instead of the
     /// paper's k (points where gamma >= 1 are then skipped and marked).
@@ -198,7 +198,13 @@ fn run_point(
     let (vectors, _) = match cache.entry((p.d, p.n)) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => {
-            let (v, prov) = vector_data(&a.data, u64::from(p.d), Some(p.n as usize), a.seed)?;
+            let (v, prov) = vector_data(
+                &a.data,
+                u64::from(p.d),
+                Some(p.n as usize),
+                a.seed,
+                crate::data::Header::Auto,
+            )?;
             e.insert((v, format!("{} ({})", prov.source, prov.selection)))
         }
     };
@@ -278,23 +284,18 @@ pub fn run(cmd: &ExperimentCommand) -> Result<()> {
 }
 
 fn vector_sum(a: &ExpVectorSumArgs) -> Result<()> {
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create output directory {}", a.out.display()))?;
+    super::common::writable_dir(&a.out)?;
     let sweeps: Vec<Sweep> = match a.sweep {
         Sweep::All => vec![Sweep::T, Sweep::K, Sweep::D, Sweep::Eps, Sweep::N],
         s => vec![s],
     };
-    let reps = if a.quick {
-        a.reps.clamp(1, 2)
-    } else {
-        a.reps.max(1)
-    };
+    let reps = if a.quick { a.reps.min(2) } else { a.reps };
     let total: u64 = sweeps
         .iter()
         .map(|s| s.values(a.quick).len() as u64 * u64::from(reps))
         .sum();
     let pb = progress(total, "vector-sum experiment", a.json);
-    let font = register_font();
+    let font = crate::plot::register_plot_font();
     let start = Instant::now();
     let mut cache = DataCache::new();
     let mut all_rows = Vec::new();
@@ -564,38 +565,6 @@ fn write_summary(out: &Path, seconds: f64) -> Result<()> {
     let _ = writeln!(s, "Last run took {seconds:.2} s.");
     let path = out.join("summary.md");
     std::fs::write(&path, s).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Registers a system TrueType font for plot text; `false` if none is found (the plots are
-/// then drawn without text).
-fn register_font() -> bool {
-    let mut candidates: Vec<PathBuf> = std::env::var_os("BLANKET_FONT")
-        .map(PathBuf::from)
-        .into_iter()
-        .collect();
-    candidates.extend(
-        [
-            "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-            "/usr/share/fonts/TTF/DejaVuSans.ttf",
-            "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-            "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
-            "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-            "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
-            "/System/Library/Fonts/Supplemental/Arial.ttf",
-            "/Library/Fonts/Arial.ttf",
-            "C:\\Windows\\Fonts\\arial.ttf",
-        ]
-        .map(PathBuf::from),
-    );
-    for c in candidates {
-        if let Ok(bytes) = std::fs::read(&c) {
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 fn axis_label(sweep: Sweep) -> &'static str {

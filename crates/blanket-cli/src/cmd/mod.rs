@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod account;
+pub mod audit;
 pub mod bench;
 pub mod calibrate;
 pub mod common;

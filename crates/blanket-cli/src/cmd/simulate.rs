@@ -34,10 +34,10 @@ pub enum SimulateCommand {
 #[derive(Args, Clone)]
 pub struct RunArgs {
     /// Repetitions of the whole protocol on the same data.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
     pub reps: u32,
     /// Seed of the simulation (reproducible; real clients never use a seed).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
     /// Skip the shuffler (the analyzers are order-free, so estimates are identical; faster).
     #[arg(long)]
@@ -45,18 +45,36 @@ pub struct RunArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// The data file's first line is a header (skipped). Without --header or --no-header,
+    /// a first line is a header only if none of its fields looks like a number.
+    #[arg(long, conflicts_with = "no_header")]
+    pub header: bool,
+    /// The data file has no header: its first line is data.
+    #[arg(long)]
+    pub no_header: bool,
+}
+
+impl RunArgs {
+    /// The header rule of the data file.
+    pub fn header_rule(&self) -> data::Header {
+        match (self.header, self.no_header) {
+            (true, _) => data::Header::Present,
+            (_, true) => data::Header::Absent,
+            _ => data::Header::Auto,
+        }
+    }
 }
 
 /// Arguments of `simulate histogram`.
 #[derive(Args)]
 pub struct SimHistogramArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Number of categories m.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: u64,
     /// CSV file with one category in {0..m-1} per row (default: the embedded ECG signal,
     /// quantized into m bins).
@@ -73,12 +91,12 @@ pub struct SimHistogramArgs {
 #[derive(Args)]
 pub struct SimScalarSumArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: calibrated).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Calibrate with the paper's m = k convention (reproduction only; not certified).
     #[arg(long)]
@@ -98,18 +116,18 @@ pub struct SimScalarSumArgs {
 #[derive(Args)]
 pub struct SimVectorSumArgs {
     /// Number of users (default: the number of data vectors).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
     pub n: Option<f64>,
     /// Dimension d (the first d values of each data row are used for the ECG sources).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub d: u64,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Fixed precision k (default: calibrated).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
     /// Fixed number t of coordinates per user (default: calibrated).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub t: Option<u64>,
     /// Calibrate with the paper's k values per coordinate (reproduction only; not certified).
     #[arg(long)]
@@ -190,7 +208,11 @@ impl SimulationReport {
             ("repetitions", format!("{} (seed {})", self.reps, self.seed)),
             (
                 "observed MSE",
-                format!("{} ± {}", num(self.mse), num(self.mse_ci95)),
+                if self.mse_ci95.is_finite() {
+                    format!("{} ± {}", num(self.mse), num(self.mse_ci95))
+                } else {
+                    format!("{} (one repetition: no confidence interval)", num(self.mse))
+                },
             ),
             ("predicted MSE (exact, this data)", num(self.predicted_mse)),
             ("observed / predicted", format!("{:.3}", self.mse_ratio)),
@@ -211,15 +233,27 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
     match cmd {
         SimulateCommand::Histogram(a) => {
             let m = DomainSize::new(a.domain)?;
-            let (users, prov) =
-                data::categories(a.data.as_deref(), m.get(), users_arg(a.n)?, a.run.seed)?;
+            let (users, prov) = data::categories(
+                a.data.as_deref(),
+                m.get(),
+                users_arg(a.n)?,
+                a.run.seed,
+                a.run.header_rule(),
+            )?;
+            enough_rows(a.n, users.len(), &prov)?;
             let target = a.target.target(a.n.unwrap_or(users.len() as f64))?;
             let (h, cal) = calibrate::histogram(m, &target, resolve(a.accountant).as_ref())?;
             let (report, detail) = simulate_histogram(&h, &users, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
         SimulateCommand::ScalarSum(a) => {
-            let (users, prov) = data::unit_values(a.data.as_deref(), users_arg(a.n)?, a.run.seed)?;
+            let (users, prov) = data::unit_values(
+                a.data.as_deref(),
+                users_arg(a.n)?,
+                a.run.seed,
+                a.run.header_rule(),
+            )?;
+            enough_rows(a.n, users.len(), &prov)?;
             let target = a.target.target(a.n.unwrap_or(users.len() as f64))?;
             let (p, cal) = calibrate::scalar_sum(
                 a.k,
@@ -231,7 +265,14 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
             report.print(a.run.json, Some(detail))
         }
         SimulateCommand::VectorSum(a) => {
-            let (vectors, prov) = vector_data(&a.data, a.d, users_arg(a.n)?, a.run.seed)?;
+            let (vectors, prov) = vector_data(
+                &a.data,
+                a.d,
+                users_arg(a.n)?,
+                a.run.seed,
+                a.run.header_rule(),
+            )?;
+            enough_rows(a.n, vectors.len(), &prov)?;
             let target = a.target.target(vectors.len() as f64)?;
             let (p, cal) = calibrate::vector_sum(
                 a.d,
@@ -255,6 +296,7 @@ pub fn vector_data(
     d: u64,
     n: Option<usize>,
     seed: u64,
+    header: data::Header,
 ) -> Result<(UnitVectors, Provenance)> {
     let dd = check_dimension(d)? as usize;
     let (rows, name) = match source {
@@ -279,7 +321,7 @@ pub fn vector_data(
         ),
         path => {
             let p = Path::new(path);
-            let rows = blanket_data::table::read_unit_vectors(data::open(p)?, Some(dd))
+            let rows = blanket_data::table::read_unit_vectors_with(data::open(p)?, Some(dd), header)
                 .with_context(|| format!("in data file {}", p.display()))?;
             (rows, p.display().to_string())
         }
@@ -375,6 +417,18 @@ pub fn simulate_vector_sum(
         paper_bound_mse: (eps < 6.0).then(|| paper_mse_bound(n, p.d(), p.t(), eps, delta, p.gamma().get())),
     };
     Ok((report, detail.unwrap_or_default()))
+}
+
+/// Refuses a data source with fewer than 2 rows when `--n` is not given (the number of
+/// users is then the number of rows), naming the source rather than `--n`.
+fn enough_rows(n: Option<f64>, rows: usize, prov: &Provenance) -> Result<()> {
+    if n.is_none() && rows < 2 {
+        anyhow::bail!(
+            "the data ({}) has {rows} row(s); at least 2 users are needed: add rows, or pass --n N to draw N users from them with replacement",
+            prov.source
+        );
+    }
+    Ok(())
 }
 
 /// Validates `--n` before any data is resized to it.

@@ -49,3 +49,36 @@ pub fn temp_file(name: &str, contents: &str) -> PathBuf {
     std::fs::write(&path, contents).expect("write temp file");
     path
 }
+
+/// Runs a command that must exit with `code` and print one JSON object.
+pub fn json_code(code: i32, args: &[&str]) -> serde_json::Value {
+    let out = blanket(args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// Runs a command and returns its exit code, stdout and stderr.
+pub fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = blanket(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs a command that must fail with exit code `code`, no panic, and `needle` in stderr.
+pub fn fails_code(code: i32, args: &[&str], needle: &str) {
+    let (c, _, err) = run(args);
+    assert_eq!(c, Some(code), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
+}

@@ -1,0 +1,96 @@
+//! Exit codes and error reporting.
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0 | success: every printed guarantee is certified |
+//! | 1 | runtime error (data file, computation, writing output) |
+//! | 2 | usage error (unknown flag, value out of range, missing or conflicting flags) |
+//! | 3 | a result was printed but it is NOT certified (uncertified method, or the asked
+//! |   | method certifies nothing at these parameters) |
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Exit code of a runtime error.
+pub const RUNTIME: i32 = 1;
+/// Exit code of a usage error.
+pub const USAGE: i32 = 2;
+/// Exit code when a result was printed but is not certified.
+pub const UNCERTIFIED: i32 = 3;
+
+/// The exit-code table for `--help`.
+pub const HELP: &str = "Exit codes:
+  0  success: every printed guarantee is certified
+  1  runtime error (data file, computation, writing output)
+  2  usage error (unknown flag, value out of range, missing or conflicting flags)
+  3  a result was printed but it is NOT certified (an uncertified method such as
+     variation-ratio, or the method asked certifies nothing at these parameters)";
+
+static NOT_CERTIFIED: AtomicBool = AtomicBool::new(false);
+
+/// Records that a result printed by this run is not certified (exit code 3).
+pub fn mark_uncertified() {
+    NOT_CERTIFIED.store(true, Ordering::Relaxed);
+}
+
+/// Whether [`mark_uncertified`] was called.
+pub fn uncertified() -> bool {
+    NOT_CERTIFIED.load(Ordering::Relaxed)
+}
+
+/// A usage error: a flag's value is out of range or flags conflict (exit code 2).
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// Returns early with a [`Usage`] error built like `format!`.
+#[macro_export]
+macro_rules! usage_bail {
+    ($($t:tt)*) => {
+        return Err(anyhow::Error::new($crate::exit::Usage(format!($($t)*))))
+    };
+}
+
+/// The exit code of an error: usage errors (ours and the core's parameter range errors) are
+/// 2, everything else 1.
+pub fn code(e: &anyhow::Error) -> i32 {
+    let usage = e
+        .chain()
+        .any(|c| c.is::<Usage>() || c.is::<blanket::params::ParamError>());
+    if usage {
+        USAGE
+    } else {
+        RUNTIME
+    }
+}
+
+/// The error and its causes on one line, each message once: a cause whose text the previous
+/// message already contains (an OS error that a library repeats) is not printed again.
+pub fn render(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if s.is_empty() || parts.iter().any(|p| p.contains(&s)) {
+            continue;
+        }
+        parts.push(s);
+    }
+    parts.join(": ")
+}
+
+/// Restores the default action of SIGPIPE, so that writing to a closed pipe
+/// (`blanket ... | head`) ends the process quietly instead of panicking in `println!`.
+pub fn quiet_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at the start of main, before any thread is spawned; SIG_DFL is a
+    // valid handler for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}

@@ -286,6 +286,29 @@ fn linear_scan<P: Calibratable>(
     Ok(best.ok_or(first_err))
 }
 
+/// The accountant's guarantee for `randomizer`, stated at the target eps when the curve
+/// certifies it there: the epsilon bisection's upper end can exceed the target by its
+/// resolution, while delta(target eps) <= target delta certifies the target itself.
+fn guarantee_at_target(
+    accountant: &dyn ShuffleAccountant,
+    randomizer: &LocalRandomizer,
+    n: NumUsers,
+    eps: Epsilon,
+    delta: Delta,
+) -> Result<Guarantee, AccountingError> {
+    let mut guarantee = accountant.guarantee(randomizer, n, delta)?;
+    if guarantee.epsilon > eps.get() {
+        if let Some(method) = accountant.certify_at(randomizer, n, eps.get(), delta.get()) {
+            guarantee = Guarantee {
+                epsilon: eps.get(),
+                delta: delta.get(),
+                method,
+            };
+        }
+    }
+    Ok(guarantee)
+}
+
 /// Certifies the chosen candidate: the requirement instance's guarantee (the exact target
 /// where the accountant's curve certifies it) and the guarantee of the randomizer users run.
 fn certify_choice<P: Calibratable>(
@@ -301,29 +324,16 @@ fn certify_choice<P: Calibratable>(
         m: req.m.get(),
         gamma: gamma.get(),
     };
-    let mut guarantee = accountant
-        .guarantee(&req_grr, req.n, req.delta)
+    let guarantee = guarantee_at_target(accountant, &req_grr, req.n, req.eps, req.delta)
         .map_err(|reason| CalibrationError::Infeasible {
             reason,
             min_n: None,
         })?;
-    if guarantee.epsilon > req.eps.get() {
-        // The bisection's upper end can exceed the target by its resolution; the target
-        // itself is certified when delta(target eps) <= target delta.
-        if let Some(method) = accountant.certify_at(&req_grr, req.n, req.eps.get(), req.delta.get())
-        {
-            guarantee = Guarantee {
-                epsilon: req.eps.get(),
-                delta: req.delta.get(),
-                method,
-            };
-        }
-    }
     let (instance, inst_n) = protocol.instance(choice, gamma, target);
     let certified = if instance == req_grr && inst_n == req.n {
         Some(guarantee)
     } else {
-        accountant.guarantee(&instance, inst_n, req.delta).ok()
+        guarantee_at_target(accountant, &instance, inst_n, req.eps, req.delta).ok()
     };
     let local = protocol.local_privacy(choice, gamma);
     Ok(Calibration {

@@ -233,3 +233,42 @@ fn experiment_quick_writes_csv_png_and_summary() {
     assert!(summary.contains("error lowest at t = 1"), "{summary}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Item 21 of issue 8: matrices and tensors are reachable from the CLI.
+#[test]
+fn simulate_a_matrix_with_shape() {
+    let v = json(&[
+        "simulate",
+        "vector-sum",
+        "--shape",
+        "3x4",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--n",
+        "2000",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(v["d"], 12, "{v}");
+    assert_eq!(v["shape"], serde_json::json!([3, 4]));
+    let t = &v["first_repetition"]["estimated_mean_tensor"];
+    assert_eq!(t["shape"], serde_json::json!([3, 4]), "{t}");
+    assert_eq!(t["data"].as_array().map(Vec::len), Some(12), "{t}");
+    assert!(v["data"]["source"].as_str().unwrap().contains("3x4 tensor"));
+    fails_with(
+        &[
+            "simulate",
+            "vector-sum",
+            "--shape",
+            "10x0",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
+        "--shape",
+    );
+}

@@ -264,7 +264,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
                 up(e),
                 up(composition.basic_delta)
             );
-            if let Some(k) = composition.kov_epsilon.filter(|&k| k < e) {
+            if let Some(k) = composition.kov_epsilon.filter(|&k| k < 0.999 * e) {
                 t.push_str(&format!(
                     "; ({}, {}) by optimal composition (Kairouz, Oh, Viswanath)",
                     up(k),

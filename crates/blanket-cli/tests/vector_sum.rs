@@ -231,6 +231,13 @@ fn experiment_quick_writes_csv_png_and_summary() {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("error lowest at t = 1"), "{summary}");
+    // Item 19: every NaN certified_eps row says why, and the summary explains them.
+    for line in csv.lines().skip(1).filter(|l| l.contains(",NaN,")) {
+        assert!(line.contains("certified_eps is NaN"), "{line}");
+    }
+    if csv.contains(",NaN,") {
+        assert!(summary.contains("`certified_eps` = NaN"), "{summary}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

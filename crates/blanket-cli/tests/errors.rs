@@ -11,7 +11,9 @@ use std::process::{Command, Stdio};
 #[test]
 fn piping_into_a_closed_reader_exits_quietly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args(["account", "curve", "--help"])
+        .args([
+            "account", "shuffle", "--eps0", "1", "--n", "1000", "--delta", "1e-6",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -391,8 +391,8 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
     println!(
         "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, certified by {}",
         out.protocol,
-        a.eps,
-        a.delta,
+        echo(a.eps),
+        echo(a.delta),
         num(mse),
         out.predicted_mse_meaning,
         num(out.normalized_mse),
@@ -456,9 +456,9 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
         "{}: n = {n} users reach normalized MSE {} <= {} at (eps = {}, delta = {}) (gamma = {}{}, certified by {})",
         out.protocol,
         num(out.normalized_mse),
-        a.target_mse,
-        a.eps,
-        a.delta,
+        echo(a.target_mse),
+        echo(a.eps),
+        echo(a.delta),
         up(gamma),
         k.map_or(String::new(), |k| format!(", k = {k}")),
         out.method

@@ -278,6 +278,14 @@ fn edge_values_print_cleanly() {
         out.contains("1e-300") && !out.contains("0.0000000000"),
         "{out}"
     );
+    let (code, _, err) = run(&[
+        "account", "shuffle", "--eps0", "1", "--n", "1e-300", "--delta", "1e-6",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("got 1e-300") && !err.contains("0.00000000"),
+        "{err}"
+    );
     // delta >= 1/n warns
     let (_, _, err) = run(&[
         "account", "shuffle", "--eps0", "1", "--n", "100", "--delta", "0.1",

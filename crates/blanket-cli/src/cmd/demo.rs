@@ -17,7 +17,7 @@ use serde::Serialize;
 #[derive(Args)]
 pub struct DemoArgs {
     /// Number of simulated users.
-    #[arg(long, default_value_t = 1e6, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 1e6, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon.
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]

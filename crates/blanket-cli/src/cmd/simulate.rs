@@ -70,7 +70,7 @@ impl RunArgs {
 #[derive(Args)]
 pub struct SimHistogramArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -92,7 +92,7 @@ pub struct SimHistogramArgs {
 #[derive(Args)]
 pub struct SimScalarSumArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -117,7 +117,7 @@ pub struct SimScalarSumArgs {
 #[derive(Args)]
 pub struct SimVectorSumArgs {
     /// Number of users (default: the number of data vectors).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
     /// Shape of a matrix or tensor, e.g. 10x10 or 3x4x5: each user's vector of d = the
     /// product of the axes is read as a row-major tensor of this shape (Scott et al. 2021,

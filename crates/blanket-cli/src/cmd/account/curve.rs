@@ -19,7 +19,7 @@ pub struct CurveArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub eps0: f64,
     /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Randomizer kind.
     #[arg(long, value_enum, default_value = "krr")]

@@ -19,7 +19,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct Eps0Args {
     /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon of the shuffled output.
     #[arg(long, allow_hyphen_values = true)]
@@ -206,7 +206,7 @@ pub struct ErrorArgs {
     #[command(flatten)]
     pub shape: ShapeArgs,
     /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon.
     #[arg(long, allow_hyphen_values = true)]

@@ -42,6 +42,21 @@ pub fn parse_reps(s: &str) -> Result<u32, String> {
     }
 }
 
+/// Parses a number of users `--n`: an integer from 2 to 2^48 in any notation of
+/// [`parse_f64`] (1e6, 1_000_000); out-of-range values are echoed compactly (1e-300, not
+/// 300 digits).
+pub fn parse_users(s: &str) -> Result<f64, String> {
+    let n = parse_f64(s)?;
+    if n.is_finite() && n.fract() == 0.0 && (2.0..=281_474_976_710_656.0).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "n must be an integer from 2 to 2^48, got {}",
+            crate::output::echo(n)
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +73,10 @@ mod tests {
         assert!(parse_reps("0").is_err());
         assert_eq!(parse_f64("1_000.5"), Ok(1000.5));
         assert_eq!(parse_f64("-2"), Ok(-2.0));
+        assert_eq!(parse_users("1e6"), Ok(1e6));
+        assert_eq!(
+            parse_users("1e-300"),
+            Err("n must be an integer from 2 to 2^48, got 1e-300".to_string())
+        );
     }
 }

@@ -446,6 +446,23 @@ fn audit_lower_bound_below_certified() {
     assert!(lower > 0.0 && lower <= upper, "{v}");
     assert_eq!(v["consistent"], true);
     assert_eq!(json(&args), v, "seeded runs repeat");
+    let v = json(&[
+        "audit",
+        "scalar-sum",
+        "--k",
+        "2",
+        "--eps0",
+        "3",
+        "--trials",
+        "1000",
+        "--json",
+    ]);
+    let lower = v["empirical_epsilon_lower"].as_f64().unwrap();
+    assert!(
+        lower > 0.0 && lower <= v["certified_epsilon"].as_f64().unwrap(),
+        "{v}"
+    );
+    assert_eq!(v["domain"], 3);
     let (code, _, err) = run(&["audit", "histogram", "--trials", "1e7"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--trials must be"), "{err}");

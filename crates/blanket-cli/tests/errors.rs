@@ -11,7 +11,9 @@ use std::process::{Command, Stdio};
 #[test]
 fn piping_into_a_closed_reader_exits_quietly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args(["account", "curve", "--help"])
+        .args([
+            "account", "shuffle", "--eps0", "1", "--n", "1000", "--delta", "1e-6",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -275,6 +277,14 @@ fn edge_values_print_cleanly() {
     assert!(
         out.contains("1e-300") && !out.contains("0.0000000000"),
         "{out}"
+    );
+    let (code, _, err) = run(&[
+        "account", "shuffle", "--eps0", "1", "--n", "1e-300", "--delta", "1e-6",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("got 1e-300") && !err.contains("0.00000000"),
+        "{err}"
     );
     // delta >= 1/n warns
     let (_, _, err) = run(&[

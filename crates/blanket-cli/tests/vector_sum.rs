@@ -231,6 +231,13 @@ fn experiment_quick_writes_csv_png_and_summary() {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("error lowest at t = 1"), "{summary}");
+    // Item 19: every NaN certified_eps row says why, and the summary explains them.
+    for line in csv.lines().skip(1).filter(|l| l.contains(",NaN,")) {
+        assert!(line.contains("certified_eps is NaN"), "{line}");
+    }
+    if csv.contains(",NaN,") {
+        assert!(summary.contains("`certified_eps` = NaN"), "{summary}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -358,5 +365,44 @@ fn eps0_per_message_and_per_user_agree_across_commands() {
     assert!(
         text.contains("eps0 per message") && text.contains("eps0 per user (local DP)"),
         "{text}"
+    );
+}
+
+/// Item 21 of issue 8: matrices and tensors are reachable from the CLI.
+#[test]
+fn simulate_a_matrix_with_shape() {
+    let v = json(&[
+        "simulate",
+        "vector-sum",
+        "--shape",
+        "3x4",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--n",
+        "2000",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(v["d"], 12, "{v}");
+    assert_eq!(v["shape"], serde_json::json!([3, 4]));
+    let t = &v["first_repetition"]["estimated_mean_tensor"];
+    assert_eq!(t["shape"], serde_json::json!([3, 4]), "{t}");
+    assert_eq!(t["data"].as_array().map(Vec::len), Some(12), "{t}");
+    assert!(v["data"]["source"].as_str().unwrap().contains("3x4 tensor"));
+    fails_with(
+        &[
+            "simulate",
+            "vector-sum",
+            "--shape",
+            "10x0",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
+        "--shape",
     );
 }

@@ -324,10 +324,12 @@ fn certify_choice<P: Calibratable>(
         m: req.m.get(),
         gamma: gamma.get(),
     };
-    let guarantee = guarantee_at_target(accountant, &req_grr, req.n, req.eps, req.delta)
-        .map_err(|reason| CalibrationError::Infeasible {
-            reason,
-            min_n: None,
+    let guarantee =
+        guarantee_at_target(accountant, &req_grr, req.n, req.eps, req.delta).map_err(|reason| {
+            CalibrationError::Infeasible {
+                reason,
+                min_n: None,
+            }
         })?;
     let (instance, inst_n) = protocol.instance(choice, gamma, target);
     let certified = if instance == req_grr && inst_n == req.n {

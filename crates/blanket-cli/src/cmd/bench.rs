@@ -23,7 +23,7 @@ use std::time::Instant;
 #[derive(Args, Clone)]
 pub struct BenchProtocolsArgs {
     /// Users per measurement.
-    #[arg(long, default_value_t = 1e7, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 1e7, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Categories of the histogram.
     #[arg(long, default_value_t = 1024, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]

@@ -29,7 +29,7 @@ pub enum CalibrateCommand {
 #[derive(Args)]
 pub struct HistogramArgs {
     /// Number of users (e.g. 1e6).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -51,7 +51,7 @@ pub struct HistogramArgs {
 #[derive(Args)]
 pub struct ScalarSumArgs {
     /// Number of users (e.g. 1e6).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -77,7 +77,7 @@ pub struct ScalarSumArgs {
 #[derive(Args)]
 pub struct VectorSumArgs {
     /// Number of users (e.g. 50000).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Dimension d of the vectors.
     #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]

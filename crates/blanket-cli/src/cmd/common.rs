@@ -40,14 +40,13 @@ pub fn set_quiet(quiet: bool) {
 /// After this long a running task shows its progress on stderr.
 const SHOW_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// A bar hidden at first and drawn on stderr once the task has run for [`SHOW_AFTER`] (so
+/// `pb`, created with a hidden draw target, drawn on stderr once the task has run for [`SHOW_AFTER`] (so
 /// quick commands print nothing); never drawn with `hidden`, `--quiet`, or when stderr is not
 /// a terminal (indicatif draws only on a terminal).
 fn delayed(pb: ProgressBar, hidden: bool) -> ProgressBar {
     if hidden || QUIET.load(std::sync::atomic::Ordering::Relaxed) {
         return ProgressBar::hidden();
     }
-    pb.set_draw_target(ProgressDrawTarget::hidden());
     let show = pb.clone();
     std::thread::spawn(move || {
         std::thread::sleep(SHOW_AFTER);
@@ -62,7 +61,7 @@ fn delayed(pb: ProgressBar, hidden: bool) -> ProgressBar {
 /// A progress bar on stderr for `len` steps; hidden for JSON output, with `--quiet`, when
 /// stderr is not a terminal, and during the first two seconds.
 pub fn progress(len: u64, label: &str, json: bool) -> ProgressBar {
-    let pb = ProgressBar::new(len);
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     if let Ok(style) =
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed}, eta {eta})")
     {
@@ -75,7 +74,7 @@ pub fn progress(len: u64, label: &str, json: bool) -> ProgressBar {
 /// A spinner on stderr for a task of unknown length, under the same rules as [`progress`];
 /// call `finish_and_clear` when done.
 pub fn spinner(label: &str, json: bool) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
+    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
         pb.set_style(style);
     }

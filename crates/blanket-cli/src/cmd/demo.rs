@@ -17,7 +17,7 @@ use serde::Serialize;
 #[derive(Args)]
 pub struct DemoArgs {
     /// Number of simulated users.
-    #[arg(long, default_value_t = 1e6, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 1e6, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon.
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
@@ -264,7 +264,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
                 up(e),
                 up(composition.basic_delta)
             );
-            if let Some(k) = composition.kov_epsilon.filter(|&k| k < e) {
+            if let Some(k) = composition.kov_epsilon.filter(|&k| k < 0.999 * e) {
                 t.push_str(&format!(
                     "; ({}, {}) by optimal composition (Kairouz, Oh, Viswanath)",
                     up(k),

@@ -246,9 +246,13 @@ fn run_point(
         gamma,
     )?;
     row.gamma = gamma.get();
-    row.certified_eps = proto
-        .certify(NumUsers::new(p.n)?, Delta::new(p.delta)?, &BlanketTheorem31)
-        .map_or(f64::NAN, |g| g.epsilon);
+    match proto.certify(NumUsers::new(p.n)?, Delta::new(p.delta)?, &BlanketTheorem31) {
+        Some(g) => row.certified_eps = g.epsilon,
+        // certified_eps stays NaN: say why in the row itself.
+        None => {
+            row.note = "certified_eps is NaN: blanket certifies no eps for this gamma (Theorem 3.1 through the reductions of docs/vector-sum.md does not apply)".to_string()
+        }
+    }
     let truth = vectors.mean();
     let start = Instant::now();
     let mut errs = Vec::with_capacity(reps as usize);
@@ -416,11 +420,27 @@ fn claims(sweep: Sweep, rows: &[Row], a: &ExpVectorSumArgs, reps: u32, data: &st
     );
     let skipped: Vec<String> = rows
         .iter()
-        .filter(|r| !r.note.is_empty())
+        .filter(|r| !r.gamma.is_finite())
         .map(|r| format!("{} = {}", sweep.name(), r.x))
         .collect();
     if !skipped.is_empty() {
         let _ = writeln!(s, "Skipped (gamma >= 1): {}.\n", skipped.join(", "));
+    }
+    let uncertified = rows
+        .iter()
+        .filter(|r| r.gamma.is_finite() && r.certified_eps.is_nan())
+        .count();
+    if uncertified > 0 {
+        let _ = writeln!(
+            s,
+            "{uncertified} point(s) have `certified_eps` = NaN in the CSV: blanket certifies no epsilon for the paper's gamma there (the conditions of Theorem 3.1 through the reductions of docs/vector-sum.md fail, for instance eps > 1 or too few users per coordinate); the `note` column gives the reason. Their errors are measured all the same.\n"
+        );
+    }
+    if sweep == Sweep::Eps {
+        let _ = writeln!(
+            s,
+            "The jump at eps = 1 (dashed line in the plot) is the paper's: its gamma formula changes regime there (Theorem 4.1 for eps < 1, Section 4.5 for 1 <= eps < 6), so the curves are drawn per regime.\n"
+        );
     }
     match sweep {
         Sweep::T => {
@@ -605,7 +625,13 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
         .filter(|y| y.is_finite() && *y > 0.0)
         .collect();
     let ymin = ys.iter().copied().fold(f64::INFINITY, f64::min) / 1.5;
-    let ymax = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max) * 1.5;
+    // The top 30% of the plot stays empty for the legend, so the legend covers no data.
+    let ymax = crate::plot::log_headroom(
+        ymin,
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max) * 1.2,
+        0.3,
+    );
+    let yticks = crate::plot::log_ticks(ymin, ymax);
     // The eps sweep crosses the paper's two regimes (eps < 1 and 1 <= eps < 6), whose gamma
     // formulas differ: draw the lines per regime.
     let segments: Vec<Vec<&Row>> = if sweep == Sweep::Eps {
@@ -636,16 +662,19 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
     macro_rules! draw {
         ($xr:expr) => {{
             let mut chart = builder
-                .build_cartesian_2d($xr, (ymin..ymax).log_scale())
+                .build_cartesian_2d(
+                    $xr,
+                    (ymin..ymax).log_scale().with_key_points(yticks.clone()),
+                )
                 .map_err(plot_err)?;
             let mut mesh = chart.configure_mesh();
             if font {
                 mesh.x_desc(axis_label(sweep))
                     .y_desc("squared error of the mean vector")
-                    .y_label_formatter(&|v| short(*v))
-                    .x_label_formatter(&|v| short(*v))
-                    .bold_line_style(BLACK.mix(0.12))
-                    .light_line_style(BLACK.mix(0.03))
+                    .y_label_formatter(&|v| crate::plot::tick_label(*v))
+                    .x_label_formatter(&|v| crate::plot::tick_label(*v))
+                    .bold_line_style(BLACK.mix(0.15))
+                    .light_line_style(BLACK.mix(0.0))
                     .label_style(("sans-serif", 14));
             } else {
                 mesh.x_labels(0).y_labels(0);
@@ -706,6 +735,28 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
                     });
                 }
             }
+            if sweep == Sweep::Eps {
+                // The jump at eps = 1: the paper's gamma formula changes regime there
+                // (Theorem 4.1 for eps < 1, Section 4.5 for 1 <= eps < 6).
+                let grey = BLACK.mix(0.45);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(1.0, ymin), (1.0, ymax)],
+                        4,
+                        4,
+                        grey.stroke_width(1),
+                    ))
+                    .map_err(plot_err)?;
+                if font {
+                    chart
+                        .draw_series([Text::new(
+                            "eps = 1: the paper's gamma formula changes regime",
+                            (1.03, ymin * 1.15),
+                            ("sans-serif", 13).into_font().color(&grey),
+                        )])
+                        .map_err(plot_err)?;
+                }
+            }
             if font {
                 chart
                     .configure_series_labels()
@@ -719,31 +770,15 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
         }};
     }
     if sweep.log_x() {
-        draw!((xmin / 1.08..xmax * 1.08).log_scale());
+        let (x0, x1) = (xmin / 1.08, xmax * 1.08);
+        draw!((x0..x1)
+            .log_scale()
+            .with_key_points(crate::plot::log_ticks(x0, x1)));
     } else {
         draw!(xmin - 0.5..xmax + 0.5);
     }
     root.present().map_err(plot_err)?;
     Ok(())
-}
-
-/// A compact tick label: up to 3 significant decimals, no trailing zeros.
-fn short(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let a = v.abs();
-    if (1e-3..1e6).contains(&a) {
-        let digits = (2 - a.log10().floor() as i32).max(0) as usize;
-        let s = format!("{v:.digits$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    } else {
-        format!("{v:.1e}")
-    }
 }
 
 fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {

@@ -8,6 +8,7 @@ use crate::data::{self, Provenance};
 use crate::output::{kv_table, num, print_json, table};
 use anyhow::{Context, Result};
 use blanket::params::{DomainSize, NumUsers};
+use blanket::protocol::tensor::{self, Tensor};
 use blanket::protocol::vector_sum::{check_dimension, paper_mse_bound};
 use blanket::protocol::{Histogram, ScalarSum};
 use blanket::protocol::{UnitVectors, VectorSum};
@@ -69,7 +70,7 @@ impl RunArgs {
 #[derive(Args)]
 pub struct SimHistogramArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -91,7 +92,7 @@ pub struct SimHistogramArgs {
 #[derive(Args)]
 pub struct SimScalarSumArgs {
     /// Number of users (default: the number of data rows).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -116,8 +117,13 @@ pub struct SimScalarSumArgs {
 #[derive(Args)]
 pub struct SimVectorSumArgs {
     /// Number of users (default: the number of data vectors).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
+    /// Shape of a matrix or tensor, e.g. 10x10 or 3x4x5: each user's vector of d = the
+    /// product of the axes is read as a row-major tensor of this shape (Scott et al. 2021,
+    /// Section 6), and the estimate is reported in that shape. Replaces --d.
+    #[arg(long, value_parser = parse_shape, conflicts_with = "d")]
+    pub shape: Option<TensorShape>,
     /// Dimension d (the first d values of each data row are used for the ECG sources).
     #[arg(long, default_value_t = 100, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub d: u64,
@@ -185,6 +191,9 @@ pub struct SimulationReport {
     /// Coordinates reported per user (vector sum).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub t: Option<u32>,
+    /// Shape of the users' tensors (vector sum with --shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<usize>>,
     /// The paper's bound on the same error, where there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paper_bound_mse: Option<f64>,
@@ -265,24 +274,32 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
             report.print(a.run.json, Some(detail))
         }
         SimulateCommand::VectorSum(a) => {
-            let (vectors, prov) = vector_data(
-                &a.data,
-                a.d,
-                users_arg(a.n)?,
-                a.run.seed,
-                a.run.header_rule(),
-            )?;
+            let shape = a.shape.as_ref().map(|s| s.0.as_slice());
+            let d = match shape {
+                Some(shape) => tensor::numel(shape)? as u64,
+                None => a.d,
+            };
+            let (vectors, prov) = match shape {
+                Some(shape) => tensor_data(
+                    &a.data,
+                    shape,
+                    users_arg(a.n)?,
+                    a.run.seed,
+                    a.run.header_rule(),
+                )?,
+                None => vector_data(&a.data, d, users_arg(a.n)?, a.run.seed, a.run.header_rule())?,
+            };
             enough_rows(a.n, vectors.len(), &prov)?;
             let target = a.target.target(vectors.len() as f64)?;
             let (p, cal) = calibrate::vector_sum(
-                a.d,
+                d,
                 a.t,
                 a.k,
                 a.paper_domain,
                 &target,
                 resolve(a.accountant).as_ref(),
             )?;
-            let (report, detail) = simulate_vector_sum(&p, &vectors, cal, prov, &a.run)?;
+            let (report, detail) = simulate_vector_sum(&p, &vectors, shape, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
     }
@@ -298,6 +315,66 @@ pub fn vector_data(
     seed: u64,
     header: data::Header,
 ) -> Result<(UnitVectors, Provenance)> {
+    let (rows, prov) = vector_rows(source, d, n, seed, header)?;
+    Ok((UnitVectors::new(d, rows)?, prov))
+}
+
+/// Tensors of `shape` for n users: the vectors of [`vector_data`] with d = the product of
+/// the axes, each read as a row-major tensor, flattened back by the core (`tensor::flatten`).
+pub fn tensor_data(
+    source: &str,
+    shape: &[usize],
+    n: Option<usize>,
+    seed: u64,
+    header: data::Header,
+) -> Result<(UnitVectors, Provenance)> {
+    let d = tensor::numel(shape)? as u64;
+    let (rows, mut prov) = vector_rows(source, d, n, seed, header)?;
+    let tensors = rows
+        .into_iter()
+        .map(|r| Tensor::new(shape.to_vec(), r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (_, vectors) = tensor::flatten(&tensors)?;
+    prov.source = format!(
+        "{}, each read as a {} tensor",
+        prov.source,
+        show_shape(shape)
+    );
+    Ok((vectors, prov))
+}
+
+/// The axes of a matrix or tensor, from `--shape`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorShape(pub Vec<usize>);
+
+/// Parses a shape such as `10x10` or `3x4x5`.
+fn parse_shape(s: &str) -> Result<TensorShape, String> {
+    let axes = s
+        .split(['x', 'X', '*', ','])
+        .map(crate::numeric::parse_usize)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("a shape is axes joined by x, e.g. 10x10 or 3x4x5: {e}"))?;
+    tensor::numel(&axes).map_err(|e| format!("{e}"))?;
+    Ok(TensorShape(axes))
+}
+
+/// A shape as `10x10`.
+fn show_shape(shape: &[usize]) -> String {
+    shape
+        .iter()
+        .map(|a| a.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+/// The rows of [`vector_data`], before they are validated as vectors.
+fn vector_rows(
+    source: &str,
+    d: u64,
+    n: Option<usize>,
+    seed: u64,
+    header: data::Header,
+) -> Result<(Vec<Vec<f64>>, Provenance)> {
     let dd = check_dimension(d)? as usize;
     let (rows, name) = match source {
         "ecg-beats" => {
@@ -330,8 +407,7 @@ pub fn vector_data(
         anyhow::bail!("the data source {source} has no vectors of dimension {dd}");
     }
     let n = n.unwrap_or(rows.len());
-    let (rows, prov) = data::resize(rows, n, seed, name);
-    Ok((UnitVectors::new(d, rows)?, prov))
+    Ok(data::resize(rows, n, seed, name))
 }
 
 /// Simulates the vector-sum protocol; the error is the squared error of the mean vector
@@ -339,6 +415,7 @@ pub fn vector_data(
 pub fn simulate_vector_sum(
     p: &VectorSum,
     vectors: &UnitVectors,
+    shape: Option<&[usize]>,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
@@ -349,9 +426,13 @@ pub fn simulate_vector_sum(
     let pb = progress(u64::from(run.reps), "vector sum", run.json);
     let mut sq = Vec::new();
     let mut first = None;
+    let mut first_tensor = None;
     for rep in 0..run.reps {
         let state = p.simulate(vectors, run.seed, rep, !run.no_shuffle)?;
         let est = p.estimate(&state)?;
+        if let (Some(s), None) = (shape, &first_tensor) {
+            first_tensor = Some(p.estimate_tensor(&state, s)?);
+        }
         sq.push(
             est.mean
                 .iter()
@@ -411,9 +492,11 @@ pub fn simulate_vector_sum(
             "estimated_mean": first.as_ref().map(|e| &e.mean),
             "reports": first.as_ref().map(|e| &e.reports),
             "unreported": first.as_ref().map(|e| &e.unreported),
+            "estimated_mean_tensor": first_tensor.as_ref().map(|e| &e.mean),
         }),
         d: Some(p.d()),
         t: Some(p.t()),
+        shape: shape.map(<[usize]>::to_vec),
         paper_bound_mse: (eps < 6.0).then(|| paper_mse_bound(n, p.d(), p.t(), eps, delta, p.gamma().get())),
     };
     Ok((report, detail.unwrap_or_default()))
@@ -539,6 +622,7 @@ pub fn simulate_histogram(
         }),
         d: None,
         t: None,
+        shape: None,
         paper_bound_mse: None,
     };
     Ok((report, detail))
@@ -616,6 +700,7 @@ pub fn simulate_scalar_sum(
         first_repetition: serde_json::to_value(first)?,
         d: None,
         t: None,
+        shape: None,
         paper_bound_mse: None,
     };
     Ok((report, detail.unwrap_or_default()))

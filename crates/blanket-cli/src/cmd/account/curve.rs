@@ -3,7 +3,7 @@
 
 use super::{is_certified, randomizer, RandomizerKind};
 use crate::output::{echo, print_json, table, up};
-use crate::plot::register_plot_font;
+use crate::plot::{log_ticks, method_colour, register_plot_font, tick_label};
 use crate::usage_bail;
 use anyhow::{anyhow, bail, Context, Result};
 use blanket::accounting::{LocalRandomizer, Method};
@@ -19,7 +19,7 @@ pub struct CurveArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub eps0: f64,
     /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Randomizer kind.
     #[arg(long, value_enum, default_value = "krr")]
@@ -223,8 +223,12 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
     }
     let mut chart = builder
         .build_cartesian_2d(
-            (x0 * 0.9..x1 * 1.1).log_scale(),
-            (y0 / 2.0..y1 * 2.0).log_scale(),
+            (x0 * 0.9..x1 * 1.1)
+                .log_scale()
+                .with_key_points(log_ticks(x0 * 0.9, x1 * 1.1)),
+            (y0 / 2.0..y1 * 2.0)
+                .log_scale()
+                .with_key_points(log_ticks(y0 / 2.0, y1 * 2.0)),
         )
         .map_err(|e| err(&e))?;
     if text {
@@ -232,10 +236,9 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
             .configure_mesh()
             .x_desc("epsilon (certified upper bound)")
             .y_desc("delta")
-            .x_labels(6)
-            .y_labels(12)
-            .x_label_formatter(&|x| format!("{x:.1e}"))
-            .y_label_formatter(&|y| format!("{y:.0e}"))
+            .x_label_formatter(&|x| tick_label(*x))
+            .y_label_formatter(&|y| tick_label(*y))
+            .light_line_style(BLACK.mix(0.0))
             .label_style(("sans-serif", 14))
             .draw()
             .map_err(|e| err(&e))?;
@@ -247,16 +250,25 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
             .draw()
             .map_err(|e| err(&e))?;
     }
-    for (i, (name, v)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let label = if *name == Method::VariationRatio.name() {
-            format!("{name} (not certified)")
+    for (name, v) in &series {
+        let uncertified = *name == Method::VariationRatio.name();
+        let color = method_colour(name).to_rgba();
+        let label = if uncertified {
+            format!("{name} (NOT certified)")
         } else {
             name.to_string()
         };
-        let line = chart
-            .draw_series(LineSeries::new(v.iter().copied(), color.stroke_width(2)))
-            .map_err(|e| err(&e))?;
+        let line = if uncertified {
+            chart.draw_series(DashedLineSeries::new(
+                v.iter().copied(),
+                6,
+                4,
+                color.stroke_width(2),
+            ))
+        } else {
+            chart.draw_series(LineSeries::new(v.iter().copied(), color.stroke_width(2)))
+        }
+        .map_err(|e| err(&e))?;
         if text {
             line.label(label).legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))

@@ -19,7 +19,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct Eps0Args {
     /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon of the shuffled output.
     #[arg(long, allow_hyphen_values = true)]
@@ -206,7 +206,7 @@ pub struct ErrorArgs {
     #[command(flatten)]
     pub shape: ShapeArgs,
     /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon.
     #[arg(long, allow_hyphen_values = true)]
@@ -398,8 +398,8 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
     println!(
         "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message {}, eps0 per user (local DP) {}, certified by {}",
         out.protocol,
-        a.eps,
-        a.delta,
+        echo(a.eps),
+        echo(a.delta),
         num(mse),
         out.predicted_mse_meaning,
         num(out.normalized_mse),
@@ -465,9 +465,9 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
         "{}: n = {n} users reach normalized MSE {} <= {} at (eps = {}, delta = {}) (gamma = {}{}, certified by {})",
         out.protocol,
         num(out.normalized_mse),
-        a.target_mse,
-        a.eps,
-        a.delta,
+        echo(a.target_mse),
+        echo(a.eps),
+        echo(a.delta),
         up(gamma),
         k.map_or(String::new(), |k| format!(", k = {k}")),
         out.method

@@ -17,7 +17,7 @@ pub struct ShuffleArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub eps0: f64,
     /// Number of users (e.g. 1e6).
-    #[arg(long, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target delta, in (0, 1).
     #[arg(long, allow_hyphen_values = true)]

@@ -505,7 +505,7 @@ pub fn key_share(
 }
 
 mod wire;
-pub use wire::SECRET_SHARE_BYTES;
+pub use wire::{DEALING_VERSION, MAX_THRESHOLD, SECRET_SHARE_BYTES};
 
 #[cfg(test)]
 pub(crate) mod tests;

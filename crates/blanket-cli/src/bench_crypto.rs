@@ -7,12 +7,22 @@
 //! Generator derivation is a one-time setup and is reported separately.
 //! Each figure is the best of several runs (10 runs at n = 100, 3 at 1,000,
 //! 1 at 10,000).
+//!
+//! Also (issue 9): a client's `encrypt_with_proof` and the relay's
+//! `verify_submission` in microseconds, and one key-committee member's DKG
+//! computation (deal with proof of knowledge, verify all dealings and
+//! shares, derive the keys) for a 10-of-20 committee, one thread.
 
 use anyhow::Result;
-use blanket_crypto::bench::{measure_shuffle, ShuffleBench};
+use blanket_crypto::bench::{measure_client, measure_dkg, measure_shuffle, ShuffleBench};
 use serde_json::{json, Map, Value};
 
 const SIZES: [(usize, usize); 3] = [(100, 10), (1_000, 3), (10_000, 1)];
+
+/// DKG committee measured: 10-of-20 tolerates 9 malicious members and 1
+/// dropout under the honest-member assumption.
+const DKG_MEMBERS: u32 = 20;
+const DKG_THRESHOLD: u32 = 10;
 
 /// The paper's reference figure (seed: 2-3 s of computation per shuffling
 /// client for n = 10,000) and the spec's reference implementation figures.
@@ -48,17 +58,46 @@ pub fn run(json: bool) -> Result<()> {
             measure_shuffle(n, reps).map_err(|e| anyhow::anyhow!("shuffle bench n = {n}: {e}"))?,
         );
     }
+    if !json {
+        eprintln!("measuring client submissions and the DKG ...");
+    }
+    let client = measure_client(200, 3).map_err(|e| anyhow::anyhow!("client bench: {e}"))?;
+    let dkg = measure_dkg(DKG_MEMBERS, DKG_THRESHOLD, 3)
+        .map_err(|e| anyhow::anyhow!("DKG bench: {e}"))?;
     if json {
         let mut obj = Map::new();
         for b in &rows {
             obj.insert(format!("shuffle_{}", b.n), row_json(b));
         }
         obj.insert(
+            "client_encrypt_with_proof_us".into(),
+            json!(client.encrypt_with_proof_us),
+        );
+        obj.insert("client_encode_us".into(), json!(client.encode_us));
+        obj.insert(
+            "client_verify_submission_us".into(),
+            json!(client.verify_submission_us),
+        );
+        obj.insert("dkg_ms_per_member".into(), json!(dkg.ms_per_member));
+        obj.insert(
+            "dkg".into(),
+            json!({
+                "members": dkg.members,
+                "threshold": dkg.threshold,
+                "deal_ms": dkg.deal_ms,
+                "verify_and_derive_ms": dkg.verify_ms,
+                "ms_per_member": dkg.ms_per_member,
+            }),
+        );
+        obj.insert(
             "notes".into(),
             json!({
                 "prove": "shuffle_and_prove: re-randomize, permute and prove (Terelius-Wikstrom, Haenni et al.)",
                 "verify": "ShuffleProof::from_bytes + verify (one batched multi-scalar multiplication)",
                 "generators": "one-time derivation of h_1..h_n, excluded from prove and verify",
+                "client_encrypt_with_proof": "encode (constant number of attempts) + ElGamal + Schnorr proof of knowledge of the randomness, one thread",
+                "client_verify_submission": "the relay's check of one submission's proof",
+                "dkg": "one member, one thread: deal (commitments, proof of knowledge of a_0, c shares) + group_key + key_share (verify every proof and share)",
                 "target_ms_per_ciphertext_single_thread": TARGET_MS,
                 "reference_rust_prove_ms_per_ciphertext": REFERENCE_PROVE_MS,
                 "reference_rust_verify_ms_per_ciphertext": REFERENCE_VERIFY_MS,
@@ -103,5 +142,17 @@ pub fn run(json: bool) -> Result<()> {
             b.n, b.shuffle_only_ms_single, b.decode_ms_single, b.generators_ms_all
         );
     }
+    println!(
+        "client: encrypt with proof {:.1} us (of which encoding {:.1} us), relay check {:.1} us; \
+         DKG {}-of-{}: {:.2} ms per member (deal {:.2} ms, verify and derive {:.2} ms).",
+        client.encrypt_with_proof_us,
+        client.encode_us,
+        client.verify_submission_us,
+        dkg.threshold,
+        dkg.members,
+        dkg.ms_per_member,
+        dkg.deal_ms,
+        dkg.verify_ms
+    );
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! Measurement of the shuffle proof's cost, shared by the criterion bench and
-//! `blanket bench crypto`.
+//! Measurement of the shuffle proof's cost, of a client's submission and of
+//! the DKG, shared by the criterion bench and `blanket bench crypto`.
 //!
 //! For a list of `n` fresh ciphertexts (fixed seed) it times, per ciphertext:
 //! - *prove*: what a shuffler computes, `shuffle_and_prove` (re-randomize,
@@ -11,15 +11,27 @@
 //! derivation (`Generators::new`, a one-time setup per list length) is timed
 //! separately and excluded from both. Each figure is the minimum over `reps`
 //! runs.
+//!
+//! [`measure_client`]: one client's `encrypt_with_proof` (constant-time
+//! message encoding, ElGamal encryption, Schnorr proof of knowledge of the
+//! randomness) and the relay's `verify_submission`, in microseconds.
+//!
+//! [`measure_dkg`]: one committee member's whole DKG computation, one
+//! thread: deal (polynomial, commitments, proof of knowledge of `a_0`, `c`
+//! shares), then check everything received and derive the keys
+//! (`group_key`, which verifies every dealer's proof, and `key_share`, which
+//! verifies them again with the member's shares).
 
 use std::time::Instant;
 
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
+use crate::dkg::{self, Dealer, DkgError, DkgParams, SecretShare};
 use crate::elgamal::{Ciphertext, Keypair};
 use crate::encoding::{self, MessageError};
 use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof};
+use crate::submission::{self, SubmissionContext, SubmissionError};
 
 /// Why a measurement could not run.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +42,109 @@ pub enum BenchError {
     Message(#[from] MessageError),
     #[error("cannot build a 1-thread pool: {0}")]
     ThreadPool(#[from] rayon::ThreadPoolBuildError),
+    #[error(transparent)]
+    Dkg(#[from] DkgError),
+    #[error(transparent)]
+    Submission(#[from] SubmissionError),
+}
+
+/// A client's submission cost.
+#[derive(Clone, Debug)]
+pub struct ClientBench {
+    /// `encrypt_with_proof`, microseconds.
+    pub encrypt_with_proof_us: f64,
+    /// Of which the constant-time message encoding, microseconds.
+    pub encode_us: f64,
+    /// The relay's `verify_submission`, microseconds.
+    pub verify_submission_us: f64,
+}
+
+/// Measure a client's submission (`count` submissions per figure, best of
+/// `reps`), on the calling thread.
+pub fn measure_client(count: usize, reps: usize) -> Result<ClientBench, BenchError> {
+    let count = count.max(1);
+    let mut rng = ChaCha20Rng::seed_from_u64(0x0000_636c_6965_6e74);
+    let kp = Keypair::generate(&mut rng);
+    let ctx = SubmissionContext {
+        run: b"bench",
+        task: b"bench",
+    };
+    let us_per = |t: Instant| t.elapsed().as_secs_f64() * 1e6 / count as f64;
+    let (mut enc, mut encode, mut ver) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        for m in 0..count as u64 {
+            std::hint::black_box(encoding::encode_u64(m)?);
+        }
+        encode = encode.min(us_per(t));
+        let t = Instant::now();
+        let subs = (0..count as u64)
+            .map(|m| submission::encrypt_with_proof(&kp.public, m, m as u32, &ctx, &mut rng))
+            .collect::<Result<Vec<_>, _>>()?;
+        enc = enc.min(us_per(t));
+        let t = Instant::now();
+        for s in &subs {
+            submission::verify_submission(&kp.public, &ctx, s)?;
+        }
+        ver = ver.min(us_per(t));
+    }
+    Ok(ClientBench {
+        encrypt_with_proof_us: enc,
+        encode_us: encode,
+        verify_submission_us: ver,
+    })
+}
+
+/// One committee member's DKG cost.
+#[derive(Clone, Debug)]
+pub struct DkgBench {
+    pub members: u32,
+    pub threshold: u32,
+    /// Deal: polynomial, commitments, proof of knowledge, `c` shares (ms).
+    pub deal_ms: f64,
+    /// Check all dealings and shares, derive group key and key share (ms).
+    pub verify_ms: f64,
+    /// `deal_ms + verify_ms`.
+    pub ms_per_member: f64,
+}
+
+/// Measure one member's DKG computation for a `threshold`-of-`members`
+/// committee (best of `reps`), on the calling thread.
+pub fn measure_dkg(members: u32, threshold: u32, reps: usize) -> Result<DkgBench, BenchError> {
+    let params = DkgParams::new(members, threshold, b"bench")?;
+    let mut rng = ChaCha20Rng::seed_from_u64(0x0064_6b67);
+    let (mut deal, mut verify) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..reps.max(1) {
+        // Every other member's dealing (not timed).
+        let dealers: Vec<Dealer> = (2..=members)
+            .map(|i| Dealer::new(params, i, &mut rng))
+            .collect::<Result<_, _>>()?;
+        let t = Instant::now();
+        let me = Dealer::new(params, 1, &mut rng)?;
+        let mine_out: Vec<SecretShare> = (1..=members)
+            .map(|i| me.share_for(i))
+            .collect::<Result<_, _>>()?;
+        std::hint::black_box((me.dealing().to_bytes(), mine_out.len()));
+        deal = deal.min(t.elapsed().as_secs_f64() * 1e3);
+        let mut dealings = vec![me.dealing()];
+        dealings.extend(dealers.iter().map(Dealer::dealing));
+        let mut received = vec![me.share_for(1)?];
+        for d in &dealers {
+            received.push(d.share_for(1)?);
+        }
+        let t = Instant::now();
+        let gk = dkg::group_key(&params, &dealings)?;
+        let ks = dkg::key_share(&params, 1, &dealings, &received)?;
+        std::hint::black_box((gk, ks));
+        verify = verify.min(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(DkgBench {
+        members,
+        threshold,
+        deal_ms: deal,
+        verify_ms: verify,
+        ms_per_member: deal + verify,
+    })
 }
 
 /// Figures for one list size.
@@ -150,6 +265,14 @@ pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn measure_client_and_dkg() {
+        let c = super::measure_client(2, 1).unwrap();
+        assert!(c.encrypt_with_proof_us > c.encode_us && c.verify_submission_us > 0.0);
+        let d = super::measure_dkg(4, 2, 1).unwrap();
+        assert!(d.ms_per_member > 0.0 && d.members == 4);
+    }
+
     #[test]
     fn measure_small() {
         let b = super::measure_shuffle(8, 2).unwrap();

@@ -386,6 +386,15 @@ pub fn verify_share(
     share: &SecretShare,
 ) -> Result<(), DkgError> {
     verify_dealing(params, dealing)?;
+    share_matches(params, dealing, share)
+}
+
+/// The share check alone, for a dealing already verified.
+fn share_matches(
+    params: &DkgParams,
+    dealing: &Dealing,
+    share: &SecretShare,
+) -> Result<(), DkgError> {
     params.check_index(share.recipient)?;
     if share.dealer != dealing.dealer {
         return Err(DkgError::MisaddressedShare {
@@ -488,14 +497,15 @@ pub fn key_share(
                 recipient: s.recipient,
             });
         }
-        verify_share(params, d, s)?;
+        // Every dealing passed `verify_dealing` in `check_qualified`.
+        share_matches(params, d, s)?;
         *x += s.value;
     }
     Ok(KeyShare::new(index, *x))
 }
 
 mod wire;
-pub use wire::SECRET_SHARE_BYTES;
+pub use wire::{DEALING_VERSION, MAX_THRESHOLD, SECRET_SHARE_BYTES};
 
 #[cfg(test)]
 pub(crate) mod tests;

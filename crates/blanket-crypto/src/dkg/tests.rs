@@ -245,6 +245,22 @@ fn proof_of_knowledge_is_bound_to_dealer_committee_and_session() {
         group_key(&params, &[d1.dealing(), forged.clone()]).err(),
         Some(DkgError::InvalidProof { dealer: 2 })
     );
+    let d2 = Dealer::new(params, 2, &mut rng).unwrap();
+    let mut forged2 = d2.dealing();
+    forged2.proof.s += Scalar::ONE;
+    let invalid = Some(DkgError::InvalidProof { dealer: 2 });
+    let shares = [d1.share_for(3).unwrap(), d2.share_for(3).unwrap()];
+    assert_eq!(
+        key_share(&params, 3, &[d1.dealing(), forged2.clone()], &shares).err(),
+        invalid
+    );
+    assert_eq!(verify_share(&params, &forged2, &shares[1]).err(), invalid);
+    let complaint = Complaint {
+        dealer: 2,
+        complainer: 3,
+    };
+    assert!(resolve_complaint(&params, &forged2, &complaint, Some(&shares[1])).is_err());
+    key_share(&params, 3, &[d1.dealing(), d2.dealing()], &shares).unwrap();
     let mut bad_version = d.to_bytes();
     bad_version[0] = 1;
     assert_eq!(

@@ -21,6 +21,11 @@
 //!   multi-scalar multiplication of `8N + 8` terms using random weights drawn
 //!   from the transcript and fresh OS randomness (small-exponent batching);
 //! - the u_i are expanded from one transcript challenge with SHA-512.
+//! - the prover's nonces are hedged (merlin's transcript RNG keyed by the
+//!   statement, the witness and the caller's randomness), as in the DLEQ
+//!   prover, so a repeated RNG state never repeats them for another
+//!   statement or witness (issue 9, item 4);
+//! - prover and verifier refuse the identity as public key.
 
 mod proof;
 mod prover;

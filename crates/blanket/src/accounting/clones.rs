@@ -34,6 +34,7 @@
 use super::binomial::{exp_up, ln_pmf_half, MillsRatio, Window};
 use super::{
     checked_eps0, krr_k, AccountingError, CurveAccountant, LocalRandomizer, Method, PrivacyCurve,
+    MAX_EPS0,
 };
 use crate::params::NumUsers;
 
@@ -85,6 +86,9 @@ impl CloneReduction {
         if !(eps < self.eps0) {
             return 0.0;
         }
+        if !(self.eps0 <= MAX_EPS0) {
+            return 1.0; // e^(eps + eps0) could overflow: see `MAX_EPS0`
+        }
         let eps = eps.max(0.0);
         let ee = eps.exp();
         let e0 = self.e0;
@@ -134,6 +138,9 @@ impl CloneReduction {
 
     /// The smallest eps (to 1e-6 relative resolution, upper end) with delta(eps) <= delta.
     pub fn epsilon(&self, delta: f64) -> f64 {
+        if !(self.eps0 <= MAX_EPS0) {
+            return self.eps0; // no amplification claimed
+        }
         smallest_eps(|e| self.delta(e), 0.0, self.eps0, delta)
     }
 }
@@ -208,7 +215,7 @@ pub fn smallest_eps(delta_at: impl Fn(f64) -> f64, lo: f64, hi: f64, target: f64
     // orders of magnitude below eps0.
     while hi - lo > 1e-6 * hi && hi > 1e-12 {
         let mid = if lo > 0.0 && hi / lo > 4.0 {
-            (lo * hi).sqrt()
+            lo.sqrt() * hi.sqrt()
         } else if lo == 0.0 && hi > 1e-3 {
             hi / 8.0
         } else {

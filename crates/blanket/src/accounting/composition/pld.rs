@@ -41,7 +41,8 @@
 use super::CompositionError;
 use crate::accounting::binomial::ln_pmf;
 use crate::accounting::clones::{smallest_eps, CloneReduction};
-use crate::accounting::PrivacyCurve;
+use crate::accounting::{CurveAccountant, LocalRandomizer, Method, PrivacyCurve};
+use crate::params::NumUsers;
 
 const U: f64 = f64::EPSILON;
 
@@ -72,6 +73,12 @@ pub struct Pld {
     pub shift: f64,
     /// Cap on the number of grid points kept when composing.
     pub max_len: usize,
+    /// Stated discretization error of the coarsenings: eps read from this PLD exceeds eps of
+    /// the same composition without coarsening by at most this much. (A 2:1
+    /// connect-the-dots split is dominated by rounding the atom up one fine step, which
+    /// raises the loss by at most the fine step h; a composition adds its factors'
+    /// excesses.) A loose, rigorous bound; the realized excess is far smaller (second order).
+    pub excess: f64,
 }
 
 impl Pld {
@@ -122,6 +129,7 @@ impl Pld {
             rel_err: 0.0,
             shift,
             max_len: DEFAULT_MAX_LEN,
+            excess: 0.0,
         })
     }
 
@@ -210,6 +218,7 @@ impl Pld {
             rel_err: 0.0,
             shift: 0.0,
             max_len: DEFAULT_MAX_LEN,
+            excess: 0.0,
         })
     }
 
@@ -233,6 +242,27 @@ impl Pld {
     /// The stronger-clone pair (k-ary randomized response only) shuffled among n users.
     pub fn stronger_clones(n: u64, eps0: f64, step: Option<f64>) -> Result<Self, CompositionError> {
         Self::from_curve(&CloneReduction::stronger(n, eps0), step)
+    }
+
+    /// Connect-the-dots PLD of `randomizer` shuffled among n users, from the certified curve
+    /// of a numerical accountant (`fmt21-numerical`, `clones-krr` or `grr-exact`: their pairs
+    /// are symmetric). `variation-ratio` is refused (not certified, see `Best`).
+    pub fn shuffled<A: CurveAccountant>(
+        accountant: &A,
+        randomizer: &LocalRandomizer,
+        n: NumUsers,
+        step: Option<f64>,
+    ) -> Result<Self, CompositionError> {
+        if accountant.curve_method() == Method::VariationRatio {
+            return Err(CompositionError::Invalid(
+                "variation-ratio is not certified; use fmt21-numerical, clones-krr or grr-exact"
+                    .into(),
+            ));
+        }
+        let curve = accountant
+            .curve(randomizer, n)
+            .map_err(|e| CompositionError::Invalid(e.to_string()))?;
+        Self::from_curve(&curve, step)
     }
 
     /// With a different cap on the number of grid points kept when composing.
@@ -302,6 +332,7 @@ impl Pld {
             rel_err,
             shift: a.shift + b.shift,
             max_len: a.max_len.max(b.max_len),
+            excess: a.excess + b.excess,
         };
         r.normalize();
         r
@@ -377,6 +408,7 @@ impl Pld {
             out.pop();
         }
         self.offset /= 2;
+        self.excess += self.h;
         self.h *= 2.0;
         self.mass = out;
     }
@@ -481,6 +513,13 @@ mod tests {
                 e >= kov * (1.0 - 2e-6) && e <= kov * 1.01,
                 "eps = {eps}, k = {k}: pld {e}, kov {kov}"
             );
+            // the stated discretization error holds (1e-6: the bisections' resolution)
+            assert!(
+                e <= (kov + pld.shift + pld.excess) * (1.0 + 2e-6),
+                "{e} {kov} {} {}",
+                pld.shift,
+                pld.excess
+            );
         }
     }
 
@@ -535,7 +574,11 @@ mod tests {
         // k-RR (k = 2), eps0 = 1, n = 1e5, 1000 rounds, delta = 1e-8.
         let (n, eps0, k, delta) = (100_000u64, 1.0, 1000u64, 1e-8);
         let cr = CloneReduction::stronger(n, eps0);
-        let pld = Pld::from_curve(&cr, None).unwrap().compose(k).unwrap();
+        let r = LocalRandomizer::krr(crate::params::DomainSize::new(2).unwrap(), eps0);
+        let nu = NumUsers::new(n).unwrap();
+        let via_api = Pld::shuffled(&crate::accounting::StrongerClones, &r, nu, None).unwrap();
+        assert!(Pld::shuffled(&crate::accounting::VariationRatio, &r, nu, None).is_err());
+        let pld = via_api.compose(k).unwrap();
         let e_pld = pld.epsilon(delta);
         // KOV of the per-round (eps1, delta / (2k)) guarantee, best split would be lower
         // only marginally; PLD must beat it clearly.

@@ -112,4 +112,35 @@ mod tests {
             Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the sweep panicked"),
         }
     }
+
+    /// The composition entry points on the same eps grid, k up to 1e9, pure and approximate
+    /// components: each returns (Ok or a typed error) within the guard.
+    #[test]
+    fn composition_entry_points_return_promptly() {
+        use crate::accounting::composition::{basic, drv, kov_epsilon, Pld};
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for eps in eps_grid() {
+                for k in [1u64, 1000, 1_000_000_000] {
+                    for (cd, total) in [(0.0, 1e-12), (1e-13, 0.3), (0.0, 0.3)] {
+                        let _ = basic(eps, cd, k);
+                        let _ = drv(eps, cd, k, total / 2.0);
+                        if let Ok(e) = kov_epsilon(eps, cd, k, total) {
+                            assert!(e >= 0.0, "kov {eps} {k}: {e}");
+                        }
+                        let pld = Pld::from_epsilon_delta(eps, cd, None).and_then(|p| p.compose(k));
+                        if let Ok(p) = pld {
+                            assert!(p.epsilon(total) >= 0.0, "pld {eps} {k}");
+                        }
+                    }
+                }
+            }
+            let _ = tx.send(());
+        });
+        match rx.recv_timeout(Duration::from_secs(180)) {
+            Ok(()) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the sweep did not finish in 180 s"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the sweep panicked"),
+        }
+    }
 }

@@ -448,8 +448,8 @@ impl GrrPair {
         let grid = BGrid::new(self.n - 1, self.gamma, bt);
         let ln_t = delta.ln();
         // Coarse: a root with fixed points (a certified bound in itself), then the points
-        // refined there and the root searched again below it, until refining changes
-        // nothing (at most COARSE_ROUNDS times). One round is not enough where the standard
+        // refined at its rejected end; if that end is then accepted, the root is searched
+        // again below it (at most COARSE_ROUNDS times). One round is not enough where the standard
         // points are coarse: at small delta the block bound of the low-B blocks (where D(B)
         // is large) dominates every eps below eps0, and the first root saturates near eps0
         // (eps0 = 4, n = 1000, m = 2, delta = 1e-8 gave 3.99997 instead of 2.84971).
@@ -488,14 +488,19 @@ impl GrrPair {
             let (refined, _, _) = self.refine(&grid, pts0.clone(), clo, st);
             let moved = refined.len() > pts0.len();
             pts0 = refined;
-            // chi stays certified with the refined points (splitting a block only lowers
-            // the bound); if so, search below it again.
-            let ws0 = grid.masses(&pts0);
-            ftop = ln_or_floor(self.upper_at(&grid, &pts0, &ws0, chi, st)) - ln_t;
-            if !moved || round + 1 == COARSE_ROUNDS || !(ftop <= 0.0) {
+            if !moved || round + 1 == COARSE_ROUNDS {
                 break;
             }
-            top = chi;
+            // With the refined points, is the rejected end now accepted? Then the root moved
+            // below the bracket: search again below it. Otherwise the bracket stands (the
+            // accepted end stays accepted: splitting a block only lowers the bound).
+            let ws0 = grid.masses(&pts0);
+            let fclo = ln_or_floor(self.upper_at(&grid, &pts0, &ws0, clo, st)) - ln_t;
+            if fclo > 0.0 {
+                break;
+            }
+            (top, ftop) = (clo, fclo);
+            chi = clo;
         }
         // Fine: points refined near the coarse answer, then kept fixed.
         let (pts, ws, _) = self.refine(&grid, pts0, clo, st);

@@ -448,8 +448,8 @@ impl GrrPair {
         let grid = BGrid::new(self.n - 1, self.gamma, bt);
         let ln_t = delta.ln();
         // Coarse: a root with fixed points (a certified bound in itself), then the points
-        // refined at its rejected end; if that end is then accepted, the root is searched
-        // again below it (at most COARSE_ROUNDS times). One round is not enough where the standard
+        // refined at its rejected end; if the root sat at the top of its bracket and that end
+        // is now accepted, the root is searched again below it (at most COARSE_ROUNDS times). One round is not enough where the standard
         // points are coarse: at small delta the block bound of the low-B blocks (where D(B)
         // is large) dominates every eps below eps0, and the first root saturates near eps0
         // (eps0 = 4, n = 1000, m = 2, delta = 1e-8 gave 3.99997 instead of 2.84971).
@@ -488,7 +488,11 @@ impl GrrPair {
             let (refined, _, _) = self.refine(&grid, pts0.clone(), clo, st);
             let moved = refined.len() > pts0.len();
             pts0 = refined;
-            if !moved || round + 1 == COARSE_ROUNDS {
+            // Only a root stuck at the top of its bracket (the coarse points rejected every
+            // eps below it) is searched again; a root that moves a little with the refined
+            // points is left to the fine stage's downward expansion (cheaper).
+            let saturated = chi >= top * (1.0 - 2e-3);
+            if !saturated || !moved || round + 1 == COARSE_ROUNDS {
                 break;
             }
             // With the refined points, is the rejected end now accepted? Then the root moved

@@ -43,6 +43,7 @@ use crate::accounting::binomial::ln_pmf;
 use crate::accounting::clones::{smallest_eps, CloneReduction};
 use crate::accounting::{CurveAccountant, LocalRandomizer, Method, PrivacyCurve};
 use crate::params::NumUsers;
+use rayon::prelude::*;
 
 const U: f64 = f64::EPSILON;
 
@@ -154,7 +155,7 @@ impl Pld {
     /// delta(-eps) = 1 - e^-eps (1 - delta(eps)) (D_{e^-eps}(P||Q) = 1 - e^-eps +
     /// e^-eps D_{e^eps}(Q||P)).
     pub fn from_symmetric_curve(
-        curve: impl Fn(f64) -> f64,
+        curve: impl Fn(f64) -> f64 + Sync,
         top: f64,
         h: f64,
     ) -> Result<Self, CompositionError> {
@@ -165,13 +166,24 @@ impl Pld {
         }
         let jmax = (top / h).ceil() as i64;
         Self::check_len(2 * jmax as usize + 1)?;
-        // Upper bounds at j h, j = 0..=J, made non-increasing (the true curve is).
-        let mut d = Vec::with_capacity(jmax as usize + 1);
+        // Upper bounds at j h, j = 0..=J (evaluated in parallel: one accountant query each),
+        // made non-increasing (the true curve is; a running minimum of upper bounds of a
+        // non-increasing function is one too).
+        let mut d: Vec<f64> = (0..=jmax)
+            .into_par_iter()
+            .map(|j| {
+                let v = curve(j as f64 * h);
+                if v.is_nan() {
+                    1.0
+                } else {
+                    v.clamp(0.0, 1.0)
+                }
+            })
+            .collect();
         let mut prev = 1.0f64;
-        for j in 0..=jmax {
-            let v = curve(j as f64 * h).clamp(0.0, 1.0);
-            prev = prev.min(if v.is_nan() { 1.0 } else { v });
-            d.push(prev);
+        for v in d.iter_mut() {
+            prev = prev.min(*v);
+            *v = prev;
         }
         // Values at all grid points -J..=J, rounded up.
         let at = |j: i64| -> f64 {
@@ -226,7 +238,7 @@ impl Pld {
     /// [`PrivacyCurve`] of a symmetric pair, e.g. the clone pairs or the exact GRR pair). The
     /// grid covers [0, eps(1e-30)] with `step` (default: that range / [`CURVE_STEPS`]).
     pub fn from_curve(
-        curve: &dyn PrivacyCurve,
+        curve: &(dyn PrivacyCurve + Sync),
         step: Option<f64>,
     ) -> Result<Self, CompositionError> {
         let top = curve.epsilon(1e-30).max(1e-12);
@@ -247,12 +259,16 @@ impl Pld {
     /// Connect-the-dots PLD of `randomizer` shuffled among n users, from the certified curve
     /// of a numerical accountant (`fmt21-numerical`, `clones-krr` or `grr-exact`: their pairs
     /// are symmetric). `variation-ratio` is refused (not certified, see `Best`).
-    pub fn shuffled<A: CurveAccountant>(
+    pub fn shuffled<A>(
         accountant: &A,
         randomizer: &LocalRandomizer,
         n: NumUsers,
         step: Option<f64>,
-    ) -> Result<Self, CompositionError> {
+    ) -> Result<Self, CompositionError>
+    where
+        A: CurveAccountant,
+        A::Curve: Sync,
+    {
         if accountant.curve_method() == Method::VariationRatio {
             return Err(CompositionError::Invalid(
                 "variation-ratio is not certified; use fmt21-numerical, clones-krr or grr-exact"

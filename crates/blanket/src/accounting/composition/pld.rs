@@ -302,20 +302,21 @@ impl Pld {
             if k & 1 == 1 {
                 acc = Some(match acc {
                     None => base.clone(),
-                    Some(a) => a.convolve(&base),
+                    Some(a) => a.convolve(&base)?,
                 });
             }
             k >>= 1;
             if k == 0 {
                 break;
             }
-            base = base.convolve(&base);
+            base = base.convolve(&base)?;
         }
         Ok(acc.expect("k >= 1"))
     }
 
-    /// The composition of two PLDs (one round of each).
-    pub fn convolve(&self, other: &Pld) -> Pld {
+    /// The composition of two PLDs (one round of each). Their grid steps must differ by a
+    /// power of two (the finer one is coarsened); otherwise `Invalid`.
+    pub fn convolve(&self, other: &Pld) -> Result<Pld, CompositionError> {
         let (mut a, mut b) = (self.clone(), other.clone());
         // Bring both to the coarser grid (steps are h0 2^j for a common h0).
         while a.h < b.h * (1.0 - 1e-9) {
@@ -323,6 +324,12 @@ impl Pld {
         }
         while b.h < a.h * (1.0 - 1e-9) {
             b.coarsen();
+        }
+        if a.h != b.h {
+            return Err(CompositionError::Invalid(format!(
+                "PLD grids do not match: steps {} and {} (they must differ by a power of two)",
+                self.h, other.h
+            )));
         }
         let (la, lb) = (a.mass.len(), b.mass.len());
         let mut out = vec![0.0f64; la + lb - 1];
@@ -351,7 +358,7 @@ impl Pld {
             excess: a.excess + b.excess,
         };
         r.normalize();
-        r
+        Ok(r)
     }
 
     /// Tail truncation (moves mass up only), then 2:1 coarsening while too long.
@@ -544,7 +551,8 @@ mod tests {
         let p = Pld::stronger_clones(10_000, 1.0, None).unwrap();
         let mut c = p.clone();
         c.coarsen();
-        let two = p.convolve(&p);
+        let two = p.convolve(&p).unwrap();
+        assert!(p.convolve(&Pld::pure(0.123, 0.01)).is_err());
         let mut two_c = two.clone();
         two_c.coarsen();
         // Equal in exact arithmetic where the curve is linear between coarse points; the

@@ -102,7 +102,11 @@ impl CloneReduction {
             w.hi,
             |c| (c as f64 + 1.0) * r,
             |c, _x, ln_b, r_lo| {
-                let f = coef_r * r_lo + konst;
+                // The two terms are ~e^eps each and cancel to O(1) for large eps (at eps ~ 40
+                // their rounding alone exceeds the result): their rounding (a few ulps of
+                // each, from konst, coef_r and the product) is added as an absolute bound.
+                let (a, b) = (coef_r * r_lo, konst);
+                let f = a + b + 16.0 * f64::EPSILON * (a.abs() + b.abs());
                 if f > 0.0 {
                     (f * exp_up(ln_b)).min(1.0) * exp_up(w.ln_at(c))
                 } else {

@@ -327,11 +327,14 @@ impl GrrPair {
             };
             let coef_r = -(1.0 - g) * sf * em1 / 2.0 - k; // < 0
             let xf = x as f64;
-            let mut best = m.lo * coef_r + h * (sf - xf);
+            // a + b with a = R coef_r < 0 and b > 0 cancel for large eps (both ~e^eps): their
+            // rounding (a few ulps of each: coef_r, h and the products) is added.
+            let sum_up = |a: f64, b: f64| a + b + 16.0 * f64::EPSILON * (a.abs() + b.abs());
+            let mut best = sum_up(m.lo * coef_r, h * (sf - xf));
             if x + 1 < s {
                 let r_up = ((1.0 + m.lo * (xf + 1.0) / (sf - xf)) * (1.0 - U4)).max(1.0);
                 let ratio = (sf - xf) / (xf + 1.0) * (1.0 + U4);
-                let v = r_up * coef_r + h * (sf - xf - 1.0);
+                let v = sum_up(r_up * coef_r, h * (sf - xf - 1.0));
                 if v > 0.0 {
                     best = best.max(ratio * v);
                 }
@@ -339,7 +342,7 @@ impl GrrPair {
             if x >= 1 {
                 let r_dn = ((m.lo - 1.0) * (sf - xf + 1.0) / xf * (1.0 - U4)).max(1.0);
                 let ratio = xf / (sf - xf + 1.0) * (1.0 + U4);
-                let v = r_dn * coef_r + h * (sf - xf + 1.0);
+                let v = sum_up(r_dn * coef_r, h * (sf - xf + 1.0));
                 if v > 0.0 {
                     best = best.max(ratio * v);
                 }

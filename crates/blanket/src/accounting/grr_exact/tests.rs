@@ -209,3 +209,36 @@ fn m2_equals_stronger_clones_and_large_m_is_tighter() {
     assert!((g - 0.080).abs() < 0.002, "{g}");
     assert!((s - 0.149).abs() < 0.002, "{s}");
 }
+
+/// Large eps0 (issue 8, item 10): e^eps ~ 1e17..1e147 makes the two terms of each
+/// hockey-stick summand (the Mills-ratio term and the constant) cancel to O(1); their
+/// rounding must be counted, or delta comes out below the truth (or 0).
+#[test]
+fn large_eps0_stays_above_brute_force() {
+    for &(n, m) in &[(4usize, 2u32), (5, 3)] {
+        for &eps0 in &[40.0f64, 60.0, 100.0, 200.0, 340.0] {
+            let mf = f64::from(m);
+            let gamma = mf / ((eps0).exp() + mf - 1.0);
+            let pair = GrrPair::new(n as u64, m, gamma);
+            let e0 = pair.eps0;
+            for &eps in &[e0 - 5.0, e0 - 1.0, 0.5 * e0, 10.0] {
+                let truth = brute_force_delta(n, m, gamma, eps);
+                let g = pair.delta(eps);
+                assert!(
+                    g >= truth,
+                    "grr-exact n={n} m={m} eps0={e0} eps={eps}: {g} < {truth}"
+                );
+                let s = CloneReduction::stronger(n as u64, e0).delta(eps);
+                let f = CloneReduction::fmt21(n as u64, e0).delta(eps);
+                assert!(
+                    s >= truth,
+                    "clones-krr n={n} m={m} eps0={e0} eps={eps}: {s} < {truth}"
+                );
+                assert!(
+                    f >= truth,
+                    "fmt21 n={n} m={m} eps0={e0} eps={eps}: {f} < {truth}"
+                );
+            }
+        }
+    }
+}

@@ -242,3 +242,74 @@ fn large_eps0_stays_above_brute_force() {
         }
     }
 }
+
+/// The PLD of a shuffled GRR curve (connect the dots, symmetric extension, composition) must
+/// stay above the exact k-fold composition of the real histogram views at tiny n: for every
+/// dataset of the others, delta of (P^k, Q^k) by enumerating the product outcomes.
+#[test]
+fn composed_pld_is_above_exact_composition_on_tiny_n() {
+    use crate::accounting::composition::Pld;
+    for &(n, m, gamma, k) in &[(4usize, 2u32, 0.5f64, 3u64), (3, 3, 0.6, 2), (4, 2, 0.2, 2)] {
+        let pair = GrrPair::new(n as u64, m, gamma);
+        let pld = Pld::from_curve(&pair, None).unwrap().compose(k).unwrap();
+        let clones = Pld::stronger_clones(n as u64, pair.eps0, None)
+            .unwrap()
+            .compose(k)
+            .unwrap();
+        let others = n - 1;
+        let total = (m as usize).pow(others as u32);
+        for &eps in &[0.0, 0.2, 0.5, 1.0, 2.0] {
+            let ee = f64::exp(eps);
+            let mut truth = 0.0f64;
+            for code in 0..total {
+                let mut c = code;
+                let mut data: Vec<u32> = (0..others)
+                    .map(|_| {
+                        let v = (c % m as usize) as u32;
+                        c /= m as usize;
+                        v
+                    })
+                    .collect();
+                data.push(0);
+                let pd = histogram_dist(&data, m, gamma);
+                *data.last_mut().unwrap() = 1;
+                let qd = histogram_dist(&data, m, gamma);
+                let keys: std::collections::HashSet<Vec<u32>> =
+                    pd.keys().chain(qd.keys()).cloned().collect();
+                let pv: Vec<f64> = keys
+                    .iter()
+                    .map(|h| pd.get(h).copied().unwrap_or(0.0))
+                    .collect();
+                let qv: Vec<f64> = keys
+                    .iter()
+                    .map(|h| qd.get(h).copied().unwrap_or(0.0))
+                    .collect();
+                // k-fold product, both directions
+                let mut pk = vec![1.0f64];
+                let mut qk = vec![1.0f64];
+                for _ in 0..k {
+                    pk = pk
+                        .iter()
+                        .flat_map(|a| pv.iter().map(move |b| a * b))
+                        .collect();
+                    qk = qk
+                        .iter()
+                        .flat_map(|a| qv.iter().map(move |b| a * b))
+                        .collect();
+                }
+                let d1: f64 = pk.iter().zip(&qk).map(|(a, b)| (a - ee * b).max(0.0)).sum();
+                let d2: f64 = qk.iter().zip(&pk).map(|(a, b)| (a - ee * b).max(0.0)).sum();
+                truth = truth.max(d1).max(d2);
+            }
+            let (a, b) = (pld.delta(eps), clones.delta(eps));
+            assert!(
+                a >= truth,
+                "grr-exact PLD n={n} m={m} k={k} eps={eps}: {a} < {truth}"
+            );
+            assert!(
+                b >= truth,
+                "clones PLD n={n} m={m} k={k} eps={eps}: {b} < {truth}"
+            );
+        }
+    }
+}

@@ -391,8 +391,13 @@ impl MillsRatio {
             while self.x < x {
                 self.inc_x();
             }
-            // A bracket that widened (unstable x-steps) is recomputed.
-            if self.hi > self.lo * (1.0 + 1e-9) {
+            // A bracket that widened (unstable x-steps) is recomputed. The allowance is at
+            // least twice the width a direct computation itself leaves (about 18 u sqrt(c):
+            // ~4.6 sqrt(c) summed terms at 2 ulps each, on both ends), else at c ~ 1e12 every
+            // step would recompute directly (4.6e6 terms each) and one delta would take
+            // minutes. Any width is still a rigorous bracket; only the tightness changes.
+            let allowance = 1e-9f64.max(40.0 * f64::EPSILON * (c as f64).sqrt());
+            if self.hi > self.lo * (1.0 + allowance) {
                 *self = Self::direct(c, x);
             }
         } else {

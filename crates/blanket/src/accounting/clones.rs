@@ -34,6 +34,7 @@
 use super::binomial::{exp_up, ln_pmf_half, MillsRatio, Window};
 use super::{
     checked_eps0, krr_k, AccountingError, CurveAccountant, LocalRandomizer, Method, PrivacyCurve,
+    MAX_EPS0,
 };
 use crate::params::NumUsers;
 
@@ -85,6 +86,9 @@ impl CloneReduction {
         if !(eps < self.eps0) {
             return 0.0;
         }
+        if !(self.eps0 <= MAX_EPS0) {
+            return 1.0; // e^(eps + eps0) could overflow: see `MAX_EPS0`
+        }
         let eps = eps.max(0.0);
         let ee = eps.exp();
         let e0 = self.e0;
@@ -98,7 +102,11 @@ impl CloneReduction {
             w.hi,
             |c| (c as f64 + 1.0) * r,
             |c, _x, ln_b, r_lo| {
-                let f = coef_r * r_lo + konst;
+                // The two terms are ~e^eps each and cancel to O(1) for large eps (at eps ~ 40
+                // their rounding alone exceeds the result): their rounding (a few ulps of
+                // each, from konst, coef_r and the product) is added as an absolute bound.
+                let (a, b) = (coef_r * r_lo, konst);
+                let f = a + b + 16.0 * f64::EPSILON * (a.abs() + b.abs());
                 if f > 0.0 {
                     (f * exp_up(ln_b)).min(1.0) * exp_up(w.ln_at(c))
                 } else {
@@ -134,6 +142,9 @@ impl CloneReduction {
 
     /// The smallest eps (to 1e-6 relative resolution, upper end) with delta(eps) <= delta.
     pub fn epsilon(&self, delta: f64) -> f64 {
+        if !(self.eps0 <= MAX_EPS0) {
+            return self.eps0; // no amplification claimed
+        }
         smallest_eps(|e| self.delta(e), 0.0, self.eps0, delta)
     }
 }
@@ -208,7 +219,7 @@ pub fn smallest_eps(delta_at: impl Fn(f64) -> f64, lo: f64, hi: f64, target: f64
     // orders of magnitude below eps0.
     while hi - lo > 1e-6 * hi && hi > 1e-12 {
         let mid = if lo > 0.0 && hi / lo > 4.0 {
-            (lo * hi).sqrt()
+            lo.sqrt() * hi.sqrt()
         } else if lo == 0.0 && hi > 1e-3 {
             hi / 8.0
         } else {

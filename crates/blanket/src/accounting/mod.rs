@@ -18,6 +18,7 @@ pub mod composition;
 pub mod erlingsson;
 pub mod fmt21_closed;
 pub mod grr_exact;
+mod liveness;
 pub mod variation_ratio;
 
 pub use best::Best;
@@ -56,34 +57,68 @@ impl LocalRandomizer {
     /// (gamma = k / (e^eps0 + k - 1)). The `f64` gamma is rounded *down* (less blanket), so
     /// the GRR an accountant certifies is never more private than k-RR at eps0: its local
     /// privacy log(1 + k (1 - gamma) / gamma) is at least eps0.
+    ///
+    /// For eps0 so large that gamma is below the smallest normal `f64` (about eps0 > 690;
+    /// gamma would round to a subnormal, zero or, after rounding down, a negative number),
+    /// no representable gamma is safe, and the randomizer is described as
+    /// [`LocalRandomizer::Generic`] with the same eps0 (k-RR is eps0-LDP, so every generic
+    /// bound still applies; only the k-RR-specific ones are lost, and those refuse
+    /// eps0 > [`MAX_EPS0`] anyway).
     pub fn krr(k: DomainSize, eps0: f64) -> Self {
         let kf = f64::from(k.get());
-        let local = |g: f64| (kf * (1.0 - g) / g).ln_1p();
-        let mut gamma = crate::randomizer::grr::gamma_for_local_epsilon(k, eps0);
+        let local = |g: f64| grr_local_epsilon(k.get(), g);
+        // gamma = k e^-eps0 / (1 + (k - 1) e^-eps0): no overflow of e^eps0.
+        let mut gamma = if eps0 > 1.0 {
+            let t = (-eps0).exp();
+            kf * t / (1.0 + (kf - 1.0) * t)
+        } else {
+            crate::randomizer::grr::gamma_for_local_epsilon(k, eps0)
+        };
         // A few ulps absorb the rounding of exp, the division and ln_1p; the loop makes sure.
         for _ in 0..4 {
             gamma = gamma.next_down();
         }
         for _ in 0..64 {
-            if !(gamma > 0.0) || local(gamma) >= eps0 {
+            if !(gamma >= f64::MIN_POSITIVE) || local(gamma) >= eps0 {
                 break;
             }
             gamma = gamma.next_down();
         }
+        if !(gamma >= f64::MIN_POSITIVE && local(gamma) >= eps0) {
+            return LocalRandomizer::Generic { eps0 };
+        }
         LocalRandomizer::Grr { m: k.get(), gamma }
     }
 
-    /// The local privacy eps0 of this randomizer (rounded up for GRR).
+    /// The local privacy eps0 of this randomizer (rounded up for GRR; finite for every
+    /// gamma > 0, see [`grr_local_epsilon`]).
     pub fn eps0(&self) -> f64 {
         match *self {
             LocalRandomizer::Generic { eps0 } => eps0,
-            LocalRandomizer::Grr { m, gamma } => {
-                let ratio = f64::from(m) * (1.0 - gamma) / gamma;
-                round_up(ratio.ln_1p(), 2)
-            }
+            LocalRandomizer::Grr { m, gamma } => round_up(grr_local_epsilon(m, gamma), 2),
         }
     }
 }
+
+/// Local privacy of GRR(m, gamma): log(1 + m (1 - gamma) / gamma) (Balle, Bell, Gascon,
+/// Nissim 2019, Section 3). When m (1 - gamma) / gamma overflows (gamma below about
+/// m 1e-308), it is computed as ln m + ln1p(-gamma) - ln gamma, so it stays finite (at most
+/// about 763) for every gamma > 0 (the 1 inside the log is then below one ulp). Not rounded.
+pub fn grr_local_epsilon(m: u32, gamma: f64) -> f64 {
+    let mf = f64::from(m);
+    let ratio = mf * (1.0 - gamma) / gamma;
+    if ratio.is_finite() {
+        ratio.ln_1p()
+    } else {
+        mf.ln() + (-gamma).ln_1p() - gamma.ln()
+    }
+}
+
+/// Largest local eps0 the numerical accountants accept. Their formulas use e^eps0 and
+/// e^(eps + eps0) with eps < eps0; both stay finite (below e^709) up to this value. Above
+/// it, a method answers `NotApplicable` (the shuffled randomizer is then only claimed
+/// eps0-DP, which holds without amplification).
+pub const MAX_EPS0: f64 = 350.0;
 
 /// Which bound certified a guarantee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -439,10 +474,12 @@ pub(crate) fn checked_eps0(method: Method, r: &LocalRandomizer) -> Result<f64, A
     let bad = |reason: String| AccountingError::NotApplicable { method, reason };
     match *r {
         LocalRandomizer::Generic { eps0 } => {
-            if eps0.is_finite() && eps0 > 0.0 {
-                Ok(eps0)
-            } else {
+            if !(eps0.is_finite() && eps0 > 0.0) {
                 Err(bad(format!("eps0 must be a finite number > 0, got {eps0}")))
+            } else if eps0 > MAX_EPS0 {
+                Err(bad(too_large(eps0)))
+            } else {
+                Ok(eps0)
             }
         }
         LocalRandomizer::Grr { m, gamma } => {
@@ -452,9 +489,19 @@ pub(crate) fn checked_eps0(method: Method, r: &LocalRandomizer) -> Result<f64, A
             if !(gamma > 0.0 && gamma < 1.0) {
                 return Err(bad(format!("gamma must be in (0, 1), got {gamma}")));
             }
-            Ok(r.eps0())
+            let eps0 = r.eps0();
+            if !(eps0 <= MAX_EPS0) {
+                return Err(bad(too_large(eps0)));
+            }
+            Ok(eps0)
         }
     }
+}
+
+fn too_large(eps0: f64) -> String {
+    format!(
+        "eps0 = {eps0} exceeds {MAX_EPS0}: e^eps0 overflows the computation; no amplification is claimed (the shuffled randomizer is eps0-DP)"
+    )
 }
 
 /// The k of a k-RR randomizer, or `NotApplicable` for a generic one (bounds that hold only
@@ -505,7 +552,7 @@ pub(crate) fn smallest_certified_gamma(certified: impl Fn(f64) -> bool) -> Optio
     let mut lo = 0.0f64;
     while hi - lo > 1e-9 * hi && hi > f64::MIN_POSITIVE {
         let mid = if lo > 0.0 && hi / lo > 4.0 {
-            (lo * hi).sqrt()
+            lo.sqrt() * hi.sqrt()
         } else if lo == 0.0 && hi > 1e-6 {
             hi / 16.0
         } else {
@@ -539,6 +586,45 @@ mod krr_tests {
                     "k = {k}, eps0 = {eps0}: {local}"
                 );
             }
+        }
+    }
+
+    /// Issue 8, item 10: e^710 overflows; gamma used to become 0 and then, rounded down,
+    /// negative. It must be a normal positive number with local privacy >= eps0, or the
+    /// randomizer must fall back to the generic description.
+    #[test]
+    fn krr_at_overflowing_eps0_is_safe() {
+        for k in [2u64, 100, 1 << 26] {
+            for eps0 in [46.0, 100.0, 690.0, 700.0, 709.0, 710.0, 745.0, 1000.0, 1e4] {
+                match LocalRandomizer::krr(DomainSize::new(k).unwrap(), eps0) {
+                    LocalRandomizer::Grr { m, gamma } => {
+                        assert!(
+                            (f64::MIN_POSITIVE..1.0).contains(&gamma),
+                            "{k} {eps0}: {gamma}"
+                        );
+                        assert!(grr_local_epsilon(m, gamma) >= eps0, "{k} {eps0}: {gamma}");
+                    }
+                    LocalRandomizer::Generic { eps0: e } => {
+                        assert_eq!(e, eps0);
+                        assert!(eps0 > 690.0, "{k} {eps0}: fell back too early");
+                    }
+                }
+            }
+        }
+        // eps0 of a GRR with a tiny gamma is finite, and accountants refuse it with a typed
+        // error instead of computing with e^eps0 = inf.
+        let r = LocalRandomizer::Grr {
+            m: 1 << 20,
+            gamma: 1e-310,
+        };
+        assert!(r.eps0().is_finite());
+        let n = NumUsers::new(1000).unwrap();
+        let d = Delta::new(1e-6).unwrap();
+        for method in [Method::GrrExact, Method::ClonesKrr, Method::Fmt21Numerical] {
+            assert!(matches!(
+                method.accountant().epsilon(&r, n, d),
+                Err(AccountingError::NotApplicable { .. })
+            ));
         }
     }
 }

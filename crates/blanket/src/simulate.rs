@@ -24,10 +24,12 @@ pub const CHUNK: usize = 1 << 16;
 /// permutation needs all of them in memory at once.
 pub const MAX_SHUFFLED_MESSAGES: u64 = 1 << 28;
 
-/// The most users in one simulated repetition: 2^35 (about 3.4e10). Two reasons: each chunk's
-/// random stream id is (repetition << 32 | chunk), so at most 2^32 chunks of [`CHUNK`] users
-/// fit, and at the few times 1e7 user reports per second per core this code reaches, 2^35 users
-/// already take tens of minutes per repetition on a small machine (1e12 would take days).
+/// The most users in one simulated repetition: 2^35 (about 3.4e10), a bound on running time
+/// (memory does not grow with n): the histogram simulation streams about 2e8 users per second
+/// on 2 cores (measured at n = 1e9: 5 s), so 2^35 users take minutes per repetition, while
+/// n = 1e12 would take over an hour per repetition (hours for the multi-message vector sum).
+/// It also keeps every chunk's random stream id (repetition << 32 | chunk) unique, which
+/// needs fewer than 2^32 chunks of [`CHUNK`] users.
 pub const MAX_USERS: u64 = 1 << 35;
 
 /// A simulation that cannot run, or a message the analyzer rejected.
@@ -45,13 +47,34 @@ pub enum SimulationError {
         limit: u64,
     },
     /// Too many users for one repetition.
-    #[error("n = {users} users per repetition is above the simulation limit of {limit} (2^35, about 3.4e10): one repetition would take hours, and the per-chunk random streams run out at 2^32 chunks of 65536 users. Simulate fewer users (the error scales predictably with n: see the predicted MSE)")]
+    #[error("n = {users} users per repetition is above the simulation limit of {limit} (2^35, about 3.4e10): at about 2e8 simulated users per second (2 cores) one repetition of n = 1e12 would take over an hour. Simulate fewer users (the predicted MSE gives the error at any n)")]
     TooManyUsers {
         /// Users asked for.
         users: u64,
         /// [`MAX_USERS`].
         limit: u64,
     },
+}
+
+/// Checks that a repetition of `users` users sending `per_user` messages each can run
+/// ([`MAX_USERS`], and [`MAX_SHUFFLED_MESSAGES`] with the shuffler); [`run`] checks it, and
+/// callers that do O(n) preparatory work (e.g. counting which data row each user holds)
+/// check first.
+pub fn check_run(users: u64, per_user: u32, shuffle: bool) -> Result<(), SimulationError> {
+    if users > MAX_USERS {
+        return Err(SimulationError::TooManyUsers {
+            users,
+            limit: MAX_USERS,
+        });
+    }
+    let messages = users * u64::from(per_user);
+    if shuffle && messages > MAX_SHUFFLED_MESSAGES {
+        return Err(SimulationError::ShuffleTooLarge {
+            messages,
+            limit: MAX_SHUFFLED_MESSAGES,
+        });
+    }
+    Ok(())
 }
 
 /// The stream id of chunk `c` of repetition `repetition`.
@@ -80,19 +103,8 @@ where
     F: Fn(usize, &mut SimulationRng, &mut Vec<A::Message>) + Sync,
     N: Fn() -> A + Sync,
 {
-    if users > MAX_USERS {
-        return Err(SimulationError::TooManyUsers {
-            users,
-            limit: MAX_USERS,
-        });
-    }
+    check_run(users, per_user, shuffle)?;
     let messages = users * u64::from(per_user);
-    if shuffle && messages > MAX_SHUFFLED_MESSAGES {
-        return Err(SimulationError::ShuffleTooLarge {
-            messages,
-            limit: MAX_SHUFFLED_MESSAGES,
-        });
-    }
     let n = users as usize; // <= 2^35: fits (blanket targets 64-bit platforms)
     let chunks = users.div_ceil(CHUNK as u64);
     // Chunk c's messages, in user order, into `buf` (cleared first).

@@ -4,14 +4,14 @@
 use super::calibrate::{self, CalibrationReport};
 use super::common::{mean_ci, progress, TargetArgs};
 use crate::accountant::{resolve, AccountantChoice};
-use crate::data::{self, Provenance};
+use crate::data::{self, Provenance, Users};
 use crate::output::{kv_table, num, print_json, table};
 use anyhow::{Context, Result};
 use blanket::params::{DomainSize, NumUsers};
 use blanket::protocol::vector_sum::{check_dimension, paper_mse_bound};
 use blanket::protocol::{Histogram, ScalarSum};
 use blanket::protocol::{UnitVectors, VectorSum};
-use blanket::simulate::run_single_message;
+use blanket::simulate::{run_single_message, Resample};
 use blanket_data::ecg_beats::{self, BEAT_LEN};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -160,7 +160,7 @@ pub struct SimulationReport {
     /// The calibration the simulation ran with.
     pub calibration: CalibrationReport,
     /// Protocol-specific estimates of the first repetition.
-    pub first_repetition: serde_json::Value,
+    pub first_repetition: FirstRepetition,
     /// Dimension (vector sum).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub d: Option<u32>,
@@ -231,8 +231,8 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
             report.print(a.run.json, Some(detail))
         }
         SimulateCommand::VectorSum(a) => {
-            let (vectors, prov) = vector_data(&a.data, a.d, users_arg(a.n)?, a.run.seed)?;
-            let target = a.target.target(vectors.len() as f64)?;
+            let (vectors, pick, prov) = vector_rows(&a.data, a.d, users_arg(a.n)?, a.run.seed)?;
+            let target = a.target.target(pick.users() as f64)?;
             let (p, cal) = calibrate::vector_sum(
                 a.d,
                 a.t,
@@ -241,7 +241,7 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
                 &target,
                 resolve(a.accountant).as_ref(),
             )?;
-            let (report, detail) = simulate_vector_sum(&p, &vectors, cal, prov, &a.run)?;
+            let (report, detail) = simulate_vector_sum(&p, &vectors, &pick, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
     }
@@ -249,13 +249,28 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
 
 /// Vectors in [0, 1]^d for n users from `source` (`ecg-beats`, `ecg-windows` or a CSV path),
 /// resized to n (the first n, or draws with replacement seeded by `seed` when n exceeds the
-/// distinct vectors; the provenance says which).
+/// distinct vectors; the provenance says which), materialized (n rows in memory).
 pub fn vector_data(
     source: &str,
     d: u64,
     n: Option<usize>,
     seed: u64,
 ) -> Result<(UnitVectors, Provenance)> {
+    let (rows, pick, prov) = vector_rows(source, d, n, seed)?;
+    let flat: Vec<f64> = (0..pick.users())
+        .flat_map(|i| rows.row(pick.row(i)).iter().map(|x| x.get()))
+        .collect();
+    Ok((UnitVectors::from_flat(d, &flat)?, prov))
+}
+
+/// [`vector_data`] without materializing n vectors: the distinct rows and which row each user
+/// holds (memory independent of n).
+pub fn vector_rows(
+    source: &str,
+    d: u64,
+    n: Option<usize>,
+    seed: u64,
+) -> Result<(UnitVectors, Resample, Provenance)> {
     let dd = check_dimension(d)? as usize;
     let (rows, name) = match source {
         "ecg-beats" => {
@@ -288,8 +303,8 @@ pub fn vector_data(
         anyhow::bail!("the data source {source} has no vectors of dimension {dd}");
     }
     let n = n.unwrap_or(rows.len());
-    let (rows, prov) = data::resize(rows, n, seed, name);
-    Ok((UnitVectors::new(d, rows)?, prov))
+    let (users, prov) = data::resize(rows, n, seed, name);
+    Ok((UnitVectors::new(d, users.rows)?, users.pick, prov))
 }
 
 /// Simulates the vector-sum protocol; the error is the squared error of the mean vector
@@ -297,18 +312,34 @@ pub fn vector_data(
 pub fn simulate_vector_sum(
     p: &VectorSum,
     vectors: &UnitVectors,
+    pick: &Resample,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
 ) -> Result<(SimulationReport, String)> {
-    let truth = vectors.mean();
-    let n = vectors.len() as u64;
+    blanket::simulate::check_run(pick.users(), p.t(), !run.no_shuffle)?;
+    let counts = data::multiplicities(pick, vectors.len());
+    let n = pick.users();
+    // The true mean vector: the rows weighted by how many users hold them.
+    let mut truth = vec![0.0; p.d() as usize];
+    for (r, &c) in vectors.rows().zip(&counts) {
+        for (t, x) in truth.iter_mut().zip(r) {
+            *t += c as f64 * x.get();
+        }
+    }
+    truth.iter_mut().for_each(|t| *t /= n.max(1) as f64);
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "vector sum", run.json);
     let mut sq = Vec::new();
     let mut first = None;
     for rep in 0..run.reps {
-        let state = p.simulate(vectors, run.seed, rep, !run.no_shuffle)?;
+        let state = p.simulate_rows(
+            n,
+            |i| vectors.row(pick.row(i as u64)),
+            run.seed,
+            rep,
+            !run.no_shuffle,
+        )?;
         let est = p.estimate(&state)?;
         sq.push(
             est.mean
@@ -323,7 +354,7 @@ pub fn simulate_vector_sum(
     pb.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let (mse, ci) = mean_ci(&sq);
-    let predicted = p.exact_mean_mse(vectors);
+    let predicted = p.exact_mean_mse_weighted(vectors, &counts);
     let (eps, delta) = (calibration.eps, calibration.delta);
     let detail = first.as_ref().map(|e| {
         let show = truth.len().min(8);
@@ -364,12 +395,12 @@ pub fn simulate_vector_sum(
         shuffled: !run.no_shuffle,
         data,
         calibration,
-        first_repetition: serde_json::json!({
+        first_repetition: FirstRepetition::Value(serde_json::json!({
             "true_mean": truth,
             "estimated_mean": first.as_ref().map(|e| &e.mean),
             "reports": first.as_ref().map(|e| &e.reports),
             "unreported": first.as_ref().map(|e| &e.unreported),
-        }),
+        })),
         d: Some(p.d()),
         t: Some(p.t()),
         paper_bound_mse: (eps < 6.0).then(|| paper_mse_bound(n, p.d(), p.t(), eps, delta, p.gamma().get())),
@@ -383,37 +414,86 @@ fn users_arg(n: Option<f64>) -> Result<Option<usize>> {
         .transpose()
 }
 
+/// Categories shown in the human table of the first repetition (all when m is at most this).
+const SHOWN_CATEGORIES: usize = 64;
+
+/// Protocol-specific estimates of the first repetition (same JSON keys as before).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum FirstRepetition {
+    /// A JSON object (the sums).
+    Value(serde_json::Value),
+    /// The histogram's counts, serialized straight from the vectors (m can be 2^26: a JSON
+    /// tree of them would take 32 bytes per number).
+    Counts {
+        /// True count of each category.
+        true_counts: Vec<u64>,
+        /// Estimated count of each category.
+        estimated_counts: Vec<f64>,
+    },
+}
+
+impl FirstRepetition {
+    /// The histogram's (true, estimated) counts.
+    pub fn counts(&self) -> Option<(&[u64], &[f64])> {
+        match self {
+            Self::Counts {
+                true_counts,
+                estimated_counts,
+            } => Some((true_counts, estimated_counts)),
+            Self::Value(_) => None,
+        }
+    }
+
+    /// A number of the JSON object, by key.
+    pub fn number(&self, key: &str) -> Option<f64> {
+        match self {
+            Self::Value(v) => v.get(key).and_then(serde_json::Value::as_f64),
+            Self::Counts { .. } => None,
+        }
+    }
+}
+
 /// Simulates the histogram protocol; returns the report and a human table of categories.
+/// Memory is O(m + rows): the users are never materialized, each worker keeps one count
+/// vector, and the first repetition's counts are kept for the report.
 pub fn simulate_histogram(
     h: &Histogram,
-    users: &[u32],
+    users: &Users<u32>,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
 ) -> Result<(SimulationReport, String)> {
     let m = h.randomizer().m().get() as usize;
-    let mut truth = vec![0u64; m];
-    for (i, &c) in users.iter().enumerate() {
-        match truth.get_mut(c as usize) {
-            Some(t) => *t += 1,
-            None => anyhow::bail!(
-                "user {i}: category must be an integer from 0 to {}, got {c}",
-                m - 1
-            ),
-        }
+    if let Some((r, &c)) = users
+        .rows
+        .iter()
+        .enumerate()
+        .find(|(_, &c)| c as usize >= m)
+    {
+        anyhow::bail!(
+            "row {r}: category must be an integer from 0 to {}, got {c}",
+            m - 1
+        );
     }
+    blanket::simulate::check_run(users.len() as u64, 1, !run.no_shuffle)?;
+    let mut truth = vec![0u64; m];
+    for (&c, k) in users.rows.iter().zip(users.multiplicities()) {
+        truth[c as usize] += k;
+    }
+    let n = users.len();
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "histogram", run.json);
     let mut mses = Vec::new();
     let mut first = None;
     for rep in 0..run.reps {
         let state = run_single_message(
-            users.len(),
+            n,
             run.seed,
             rep,
             !run.no_shuffle,
             // Every category was checked against m above, so the fallback never fires.
-            |i, rng| h.randomize_simulated(users[i], rng).unwrap_or(0),
+            |i, rng| h.randomize_simulated(*users.get(i), rng).unwrap_or(0),
             || h.aggregator(),
         )?;
         let est = h.estimate(&state)?;
@@ -425,7 +505,9 @@ pub fn simulate_histogram(
             .sum::<f64>()
             / m as f64;
         mses.push(mse);
-        first.get_or_insert(est);
+        if first.is_none() {
+            first = Some(est);
+        }
         pb.inc(1);
     }
     pb.finish_and_clear();
@@ -436,53 +518,64 @@ pub fn simulate_histogram(
     });
     let (mse, ci) = mean_ci(&mses);
     let predicted = h.predicted_mse(&truth);
-    let rows: Vec<Vec<String>> = truth
-        .iter()
-        .zip(&first.counts)
-        .enumerate()
-        .map(|(y, (&t, &e))| {
-            vec![
-                y.to_string(),
-                t.to_string(),
-                format!("{e:.1}"),
-                format!("{:+.1}", e - t as f64),
-                format!("{:.1}", h.count_variance(t, users.len() as u64).sqrt()),
-            ]
-        })
-        .collect();
-    let detail = format!(
-        "First repetition\n{}",
-        table(
-            &[
-                "category",
-                "true count",
-                "estimate",
-                "error",
-                "predicted sd"
-            ],
-            &rows
+    let detail = if run.json {
+        String::new()
+    } else {
+        let rows: Vec<Vec<String>> = truth
+            .iter()
+            .zip(&first.counts)
+            .take(SHOWN_CATEGORIES)
+            .enumerate()
+            .map(|(y, (&t, &e))| {
+                vec![
+                    y.to_string(),
+                    t.to_string(),
+                    format!("{e:.1}"),
+                    format!("{:+.1}", e - t as f64),
+                    format!("{:.1}", h.count_variance(t, n as u64).sqrt()),
+                ]
+            })
+            .collect();
+        let title = if m > SHOWN_CATEGORIES {
+            format!("First repetition (first {SHOWN_CATEGORIES} of {m} categories)")
+        } else {
+            "First repetition".to_string()
+        };
+        format!(
+            "{title}\n{}",
+            table(
+                &[
+                    "category",
+                    "true count",
+                    "estimate",
+                    "error",
+                    "predicted sd"
+                ],
+                &rows
+            )
         )
-    );
+    };
+    let first_repetition = FirstRepetition::Counts {
+        true_counts: truth,
+        estimated_counts: first.counts,
+    };
     let report = SimulationReport {
         protocol: "histogram",
-        n: users.len() as u64,
+        n: n as u64,
         gamma: h.randomizer().gamma().get(),
         reps: run.reps,
         seed: run.seed,
         mse,
         mse_ci95: ci,
         predicted_mse: predicted,
-        worst_case_mse: h.worst_count_variance(users.len() as u64),
+        worst_case_mse: h.worst_count_variance(n as u64),
         mse_meaning: "squared error of the estimated counts, averaged over the m categories (worst case: the largest single-category variance)",
         mse_ratio: mse / predicted,
         seconds,
         shuffled: !run.no_shuffle,
         data,
         calibration,
-        first_repetition: serde_json::json!({
-            "true_counts": truth,
-            "estimated_counts": first.counts,
-        }),
+        first_repetition,
         d: None,
         t: None,
         paper_bound_mse: None,
@@ -493,15 +586,23 @@ pub fn simulate_histogram(
 /// Simulates the scalar-sum protocol.
 pub fn simulate_scalar_sum(
     p: &ScalarSum,
-    users: &[f64],
+    users: &Users<f64>,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
 ) -> Result<(SimulationReport, String)> {
-    let truth: f64 = users.iter().sum();
+    blanket::simulate::check_run(users.len() as u64, 1, !run.no_shuffle)?;
+    let counts = users.multiplicities();
+    let truth: f64 = users
+        .rows
+        .iter()
+        .zip(&counts)
+        .map(|(&x, &c)| c as f64 * x)
+        .sum();
     let n = users.len();
     // Validate once up front, so the hot loop needs no checks.
     let values = users
+        .rows
         .iter()
         .map(|&x| blanket::params::UnitValue::new(x))
         .collect::<Result<Vec<_>, _>>()?;
@@ -515,7 +616,7 @@ pub fn simulate_scalar_sum(
             run.seed,
             rep,
             !run.no_shuffle,
-            |i, rng| p.randomize_value_simulated(values[i], rng),
+            |i, rng| p.randomize_value_simulated(values[users.pick.row(i as u64)], rng),
             || p.aggregator(),
         )?;
         let est = p.estimate(&state)?;
@@ -526,7 +627,7 @@ pub fn simulate_scalar_sum(
     pb.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let (mse, ci) = mean_ci(&sq);
-    let predicted = p.exact_sum_mse(users);
+    let predicted = p.exact_sum_mse_weighted(&users.rows, &counts);
     let detail = first.map(|e| {
         kv_table(
             "First repetition",
@@ -559,7 +660,7 @@ pub fn simulate_scalar_sum(
         shuffled: !run.no_shuffle,
         data,
         calibration,
-        first_repetition: serde_json::to_value(first)?,
+        first_repetition: FirstRepetition::Value(serde_json::to_value(first)?),
         d: None,
         t: None,
         paper_bound_mse: None,

@@ -1,10 +1,10 @@
 //! Loading user data for simulations: a CSV file or the embedded ECG excerpt, resized to n
-//! users (the first n rows, or draws with replacement when n exceeds the rows), so that the
-//! ground truth is always exactly the data the simulated users held.
+//! users (the first n rows, or draws with replacement when n exceeds the rows, computed on
+//! demand so that memory does not grow with n), so that the ground truth is always exactly
+//! the data the simulated users held.
 
 use anyhow::{Context, Result};
-use blanket::rng::simulation_stream;
-use blanket::sample::uniform_usize;
+use blanket::simulate::Resample;
 pub use blanket_data::table::Header;
 use std::path::Path;
 
@@ -19,42 +19,89 @@ pub struct Provenance {
     pub selection: String,
 }
 
+/// n users over the distinct data rows, without materializing n values: user i holds
+/// `rows[pick.row(i)]` (the first n rows, or draws with replacement when n exceeds the rows;
+/// see [`Resample`]). Memory is that of the rows, whatever n.
+#[derive(Debug, Clone)]
+pub struct Users<T> {
+    /// The distinct rows (truncated to n when n is smaller).
+    pub rows: Vec<T>,
+    /// Which row each user holds.
+    pub pick: Resample,
+}
+
+impl<T: Sync> Users<T> {
+    /// Number of users n.
+    pub fn len(&self) -> usize {
+        self.pick.users() as usize
+    }
+
+    /// The value user `i` holds.
+    #[inline]
+    pub fn get(&self, i: usize) -> &T {
+        &self.rows[self.pick.row(i as u64)]
+    }
+
+    /// How many users hold each row (exact integer counts: memory O(rows), parallel over
+    /// users, the same for any number of threads).
+    pub fn multiplicities(&self) -> Vec<u64> {
+        multiplicities(&self.pick, self.rows.len())
+    }
+}
+
+/// How many of the users of `pick` hold each of `rows` rows.
+pub fn multiplicities(pick: &Resample, rows: usize) -> Vec<u64> {
+    use rayon::prelude::*;
+    if !pick.with_replacement() {
+        let mut c = vec![0u64; rows];
+        c.iter_mut()
+            .take(pick.users() as usize)
+            .for_each(|x| *x = 1);
+        return c;
+    }
+    const BLOCK: u64 = 1 << 20;
+    (0..pick.users().div_ceil(BLOCK))
+        .into_par_iter()
+        .fold(
+            || vec![0u64; rows],
+            |mut c, b| {
+                for i in b * BLOCK..((b + 1) * BLOCK).min(pick.users()) {
+                    c[pick.row(i)] += 1;
+                }
+                c
+            },
+        )
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        })
+        .unwrap_or_else(|| vec![0; rows])
+}
+
 /// Resizes `rows` to `n` users: the first n if there are enough, else n draws with
-/// replacement (seeded by `seed`).
-pub fn resize<T: Clone>(rows: Vec<T>, n: usize, seed: u64, source: String) -> (Vec<T>, Provenance) {
+/// replacement (seeded by `seed`), computed on demand (no n-sized table).
+pub fn resize<T>(rows: Vec<T>, n: usize, seed: u64, source: String) -> (Users<T>, Provenance) {
     let total = rows.len();
-    if n <= total {
-        let mut rows = rows;
+    let mut rows = rows;
+    let selection = if n <= total {
         rows.truncate(n);
-        let selection = if n == total {
+        if n == total {
             "all rows".to_string()
         } else {
             format!("the first {n} rows")
-        };
-        (
-            rows,
-            Provenance {
-                source,
-                rows: total,
-                selection,
-            },
-        )
+        }
     } else {
-        let mut rng = simulation_stream(seed, u64::MAX / 2);
-        let out = (0..n)
-            .map(|_| rows[uniform_usize(&mut rng, total)].clone())
-            .collect();
-        let selection =
-            format!("{n} draws with replacement (seed {seed}): n exceeds the {total} rows");
-        (
-            out,
-            Provenance {
-                source,
-                rows: total,
-                selection,
-            },
-        )
-    }
+        format!("{n} draws with replacement (seed {seed}): n exceeds the {total} rows")
+    };
+    let pick = Resample::new(rows.len(), n as u64, seed);
+    (
+        Users { rows, pick },
+        Provenance {
+            source,
+            rows: total,
+            selection,
+        },
+    )
 }
 
 /// Opens a CSV file with a path in the error.
@@ -68,7 +115,7 @@ pub fn unit_values(
     n: Option<usize>,
     seed: u64,
     header: Header,
-) -> Result<(Vec<f64>, Provenance)> {
+) -> Result<(Users<f64>, Provenance)> {
     let (rows, source) = match file {
         Some(p) => (
             blanket_data::table::read_unit_values_with(open(p)?, header)
@@ -92,7 +139,7 @@ pub fn categories(
     n: Option<usize>,
     seed: u64,
     header: Header,
-) -> Result<(Vec<u32>, Provenance)> {
+) -> Result<(Users<u32>, Provenance)> {
     let (rows, source) = match file {
         Some(p) => (
             blanket_data::table::read_categories_with(open(p)?, m, header)

@@ -3,9 +3,14 @@
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
 use serde::Serialize;
 
-/// Prints a value as pretty JSON on stdout.
+/// Prints a value as pretty JSON on stdout, streamed (no copy of the whole text in memory:
+/// a histogram over 2^26 categories is a large document).
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
     Ok(())
 }
 

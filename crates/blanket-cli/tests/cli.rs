@@ -467,3 +467,85 @@ fn audit_lower_bound_below_certified() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--trials must be"), "{err}");
 }
+
+/// Issue 8 item 12: a large domain costs O(m) with a small constant: the human table shows at
+/// most 64 categories (it used to build a row per category: 8 GB at m = 2^22).
+#[test]
+fn simulate_histogram_large_domain_shows_a_bounded_table() {
+    let out = blanket(&[
+        "simulate",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "1048576",
+        "--n",
+        "2000",
+        "--reps",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("first 64 of 1048576 categories"), "{text}");
+    assert!(text.lines().count() < 200, "{} lines", text.lines().count());
+    // The JSON keeps every category (a contract), streamed.
+    let v = json(&[
+        "simulate",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "65536",
+        "--n",
+        "2000",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(
+        v["first_repetition"]["true_counts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        65536
+    );
+    assert_eq!(
+        v["first_repetition"]["estimated_counts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        65536
+    );
+}
+
+/// Issue 8 item 11: n up to 2^48 is accepted by the flags, but a run that cannot be done says
+/// which limit and why instead of aborting on an allocation.
+#[test]
+fn simulate_huge_n_is_a_clear_error_not_an_abort() {
+    let base = [
+        "simulate",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "4",
+        "--reps",
+        "1",
+    ];
+    let mut a = base.to_vec();
+    a.extend(["--n", "1e12", "--no-shuffle"]);
+    fails_with(&a, "above the simulation limit of 34359738368 (2^35");
+    let mut b = base.to_vec();
+    b.extend(["--n", "1e9"]);
+    fails_with(&b, "--no-shuffle");
+}

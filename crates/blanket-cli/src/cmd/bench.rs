@@ -132,10 +132,15 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         n,
     };
     let acct = crate::accountant::resolve(Default::default());
-    // Inputs are generated once, outside the timed loops (a real client has its value).
+    // Inputs are generated once, outside the timed loops (a real client has its value), as a
+    // pool of at most 2^16 values that user i reads at i mod the pool size: memory does not
+    // grow with n (1e9 users' inputs would not fit).
     let mut gen = simulation_rng(0);
-    let cats: Vec<u32> = (0..users).map(|_| uniform_u32(&mut gen, m.get())).collect();
-    let vals: Vec<UnitValue> = (0..users)
+    let inputs = users.clamp(1, 1 << 16);
+    let cats: Vec<u32> = (0..inputs)
+        .map(|_| uniform_u32(&mut gen, m.get()))
+        .collect();
+    let vals: Vec<UnitValue> = (0..inputs)
         .map(|_| UnitValue::new((gen.next_u64() >> 11) as f64 / (1u64 << 53) as f64))
         .collect::<Result<_, _>>()?;
 
@@ -144,7 +149,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         users,
         || h.aggregator(),
         |i, rng, s| {
-            s.absorb(h.randomize(cats[i], rng)?)?;
+            s.absorb(h.randomize(cats[i % inputs], rng)?)?;
             Ok(())
         },
         serde_json::json!({"m": m.get(), "gamma": hc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
@@ -158,7 +163,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         users,
         || p.aggregator(),
         |i, rng, s| {
-            s.absorb(p.randomize_value(vals[i], rng))?;
+            s.absorb(p.randomize_value(vals[i % inputs], rng))?;
             Ok(())
         },
         serde_json::json!({"k": p.k().get(), "gamma": pc.gamma.get(), "eps": 1.0, "delta": 1e-8}),

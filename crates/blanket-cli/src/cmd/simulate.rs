@@ -4,7 +4,7 @@
 use super::calibrate::{self, CalibrationReport};
 use super::common::{mean_ci, progress, TargetArgs};
 use crate::accountant::{resolve, AccountantChoice};
-use crate::data::{self, Provenance};
+use crate::data::{self, Provenance, Users};
 use crate::output::{kv_table, num, print_json, table};
 use anyhow::{Context, Result};
 use blanket::params::{DomainSize, NumUsers};
@@ -12,7 +12,7 @@ use blanket::protocol::tensor::{self, Tensor};
 use blanket::protocol::vector_sum::{check_dimension, paper_mse_bound};
 use blanket::protocol::{Histogram, ScalarSum};
 use blanket::protocol::{UnitVectors, VectorSum};
-use blanket::simulate::run_single_message;
+use blanket::simulate::{run_single_message, Resample};
 use blanket_data::ecg_beats::{self, BEAT_LEN};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -184,7 +184,7 @@ pub struct SimulationReport {
     /// The calibration the simulation ran with.
     pub calibration: CalibrationReport,
     /// Protocol-specific estimates of the first repetition.
-    pub first_repetition: serde_json::Value,
+    pub first_repetition: FirstRepetition,
     /// Dimension (vector sum).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub d: Option<u32>,
@@ -279,18 +279,18 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
                 Some(shape) => tensor::numel(shape)? as u64,
                 None => a.d,
             };
-            let (vectors, prov) = match shape {
-                Some(shape) => tensor_data(
+            let (vectors, pick, prov) = match shape {
+                Some(shape) => tensor_rows(
                     &a.data,
                     shape,
                     users_arg(a.n)?,
                     a.run.seed,
                     a.run.header_rule(),
                 )?,
-                None => vector_data(&a.data, d, users_arg(a.n)?, a.run.seed, a.run.header_rule())?,
+                None => vector_rows(&a.data, d, users_arg(a.n)?, a.run.seed, a.run.header_rule())?,
             };
-            enough_rows(a.n, vectors.len(), &prov)?;
-            let target = a.target.target(vectors.len() as f64)?;
+            enough_rows(a.n, pick.users() as usize, &prov)?;
+            let target = a.target.target(pick.users() as f64)?;
             let (p, cal) = calibrate::vector_sum(
                 d,
                 a.t,
@@ -299,7 +299,8 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
                 &target,
                 resolve(a.accountant).as_ref(),
             )?;
-            let (report, detail) = simulate_vector_sum(&p, &vectors, shape, cal, prov, &a.run)?;
+            let (report, detail) =
+                simulate_vector_sum(&p, &vectors, &pick, shape, cal, prov, &a.run)?;
             report.print(a.run.json, Some(detail))
         }
     }
@@ -307,7 +308,7 @@ pub fn run(cmd: &SimulateCommand) -> Result<()> {
 
 /// Vectors in [0, 1]^d for n users from `source` (`ecg-beats`, `ecg-windows` or a CSV path),
 /// resized to n (the first n, or draws with replacement seeded by `seed` when n exceeds the
-/// distinct vectors; the provenance says which).
+/// distinct vectors; the provenance says which), materialized (n rows in memory).
 pub fn vector_data(
     source: &str,
     d: u64,
@@ -315,24 +316,28 @@ pub fn vector_data(
     seed: u64,
     header: data::Header,
 ) -> Result<(UnitVectors, Provenance)> {
-    let (rows, prov) = vector_rows(source, d, n, seed, header)?;
-    Ok((UnitVectors::new(d, rows)?, prov))
+    let (rows, pick, prov) = vector_rows(source, d, n, seed, header)?;
+    let flat: Vec<f64> = (0..pick.users())
+        .flat_map(|i| rows.row(pick.row(i)).iter().map(|x| x.get()))
+        .collect();
+    Ok((UnitVectors::from_flat(d, &flat)?, prov))
 }
 
-/// Tensors of `shape` for n users: the vectors of [`vector_data`] with d = the product of
-/// the axes, each read as a row-major tensor, flattened back by the core (`tensor::flatten`).
-pub fn tensor_data(
+/// Tensors of `shape` for n users: the distinct rows of [`vector_rows`] with d = the product
+/// of the axes, each read as a row-major tensor and flattened back by the core
+/// (`tensor::flatten`), and which row each user holds.
+pub fn tensor_rows(
     source: &str,
     shape: &[usize],
     n: Option<usize>,
     seed: u64,
     header: data::Header,
-) -> Result<(UnitVectors, Provenance)> {
+) -> Result<(UnitVectors, Resample, Provenance)> {
     let d = tensor::numel(shape)? as u64;
-    let (rows, mut prov) = vector_rows(source, d, n, seed, header)?;
+    let (rows, pick, mut prov) = vector_rows(source, d, n, seed, header)?;
     let tensors = rows
-        .into_iter()
-        .map(|r| Tensor::new(shape.to_vec(), r))
+        .rows()
+        .map(|r| Tensor::new(shape.to_vec(), r.iter().map(|x| x.get()).collect()))
         .collect::<Result<Vec<_>, _>>()?;
     let (_, vectors) = tensor::flatten(&tensors)?;
     prov.source = format!(
@@ -340,7 +345,7 @@ pub fn tensor_data(
         prov.source,
         show_shape(shape)
     );
-    Ok((vectors, prov))
+    Ok((vectors, pick, prov))
 }
 
 /// The axes of a matrix or tensor, from `--shape`.
@@ -367,14 +372,15 @@ fn show_shape(shape: &[usize]) -> String {
         .join("x")
 }
 
-/// The rows of [`vector_data`], before they are validated as vectors.
-fn vector_rows(
+/// [`vector_data`] without materializing n vectors: the distinct rows and which row each user
+/// holds (memory independent of n).
+pub fn vector_rows(
     source: &str,
     d: u64,
     n: Option<usize>,
     seed: u64,
     header: data::Header,
-) -> Result<(Vec<Vec<f64>>, Provenance)> {
+) -> Result<(UnitVectors, Resample, Provenance)> {
     let dd = check_dimension(d)? as usize;
     let (rows, name) = match source {
         "ecg-beats" => {
@@ -407,7 +413,8 @@ fn vector_rows(
         anyhow::bail!("the data source {source} has no vectors of dimension {dd}");
     }
     let n = n.unwrap_or(rows.len());
-    Ok(data::resize(rows, n, seed, name))
+    let (users, prov) = data::resize(rows, n, seed, name);
+    Ok((UnitVectors::new(d, users.rows)?, users.pick, prov))
 }
 
 /// Simulates the vector-sum protocol; the error is the squared error of the mean vector
@@ -415,20 +422,36 @@ fn vector_rows(
 pub fn simulate_vector_sum(
     p: &VectorSum,
     vectors: &UnitVectors,
+    pick: &Resample,
     shape: Option<&[usize]>,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
 ) -> Result<(SimulationReport, String)> {
-    let truth = vectors.mean();
-    let n = vectors.len() as u64;
+    blanket::simulate::check_run(pick.users(), p.t(), !run.no_shuffle)?;
+    let counts = data::multiplicities(pick, vectors.len());
+    let n = pick.users();
+    // The true mean vector: the rows weighted by how many users hold them.
+    let mut truth = vec![0.0; p.d() as usize];
+    for (r, &c) in vectors.rows().zip(&counts) {
+        for (t, x) in truth.iter_mut().zip(r) {
+            *t += c as f64 * x.get();
+        }
+    }
+    truth.iter_mut().for_each(|t| *t /= n.max(1) as f64);
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "vector sum", run.json);
     let mut sq = Vec::new();
     let mut first = None;
     let mut first_tensor = None;
     for rep in 0..run.reps {
-        let state = p.simulate(vectors, run.seed, rep, !run.no_shuffle)?;
+        let state = p.simulate_rows(
+            n,
+            |i| vectors.row(pick.row(i as u64)),
+            run.seed,
+            rep,
+            !run.no_shuffle,
+        )?;
         let est = p.estimate(&state)?;
         if let (Some(s), None) = (shape, &first_tensor) {
             first_tensor = Some(p.estimate_tensor(&state, s)?);
@@ -446,7 +469,7 @@ pub fn simulate_vector_sum(
     pb.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let (mse, ci) = mean_ci(&sq);
-    let predicted = p.exact_mean_mse(vectors);
+    let predicted = p.exact_mean_mse_weighted(vectors, &counts);
     let (eps, delta) = (calibration.eps, calibration.delta);
     let detail = first.as_ref().map(|e| {
         let show = truth.len().min(8);
@@ -487,13 +510,13 @@ pub fn simulate_vector_sum(
         shuffled: !run.no_shuffle,
         data,
         calibration,
-        first_repetition: serde_json::json!({
+        first_repetition: FirstRepetition::Value(serde_json::json!({
             "true_mean": truth,
             "estimated_mean": first.as_ref().map(|e| &e.mean),
             "reports": first.as_ref().map(|e| &e.reports),
             "unreported": first.as_ref().map(|e| &e.unreported),
             "estimated_mean_tensor": first_tensor.as_ref().map(|e| &e.mean),
-        }),
+        })),
         d: Some(p.d()),
         t: Some(p.t()),
         shape: shape.map(<[usize]>::to_vec),
@@ -520,37 +543,86 @@ fn users_arg(n: Option<f64>) -> Result<Option<usize>> {
         .transpose()
 }
 
+/// Categories shown in the human table of the first repetition (all when m is at most this).
+const SHOWN_CATEGORIES: usize = 64;
+
+/// Protocol-specific estimates of the first repetition (same JSON keys as before).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum FirstRepetition {
+    /// A JSON object (the sums).
+    Value(serde_json::Value),
+    /// The histogram's counts, serialized straight from the vectors (m can be 2^26: a JSON
+    /// tree of them would take 32 bytes per number).
+    Counts {
+        /// True count of each category.
+        true_counts: Vec<u64>,
+        /// Estimated count of each category.
+        estimated_counts: Vec<f64>,
+    },
+}
+
+impl FirstRepetition {
+    /// The histogram's (true, estimated) counts.
+    pub fn counts(&self) -> Option<(&[u64], &[f64])> {
+        match self {
+            Self::Counts {
+                true_counts,
+                estimated_counts,
+            } => Some((true_counts, estimated_counts)),
+            Self::Value(_) => None,
+        }
+    }
+
+    /// A number of the JSON object, by key.
+    pub fn number(&self, key: &str) -> Option<f64> {
+        match self {
+            Self::Value(v) => v.get(key).and_then(serde_json::Value::as_f64),
+            Self::Counts { .. } => None,
+        }
+    }
+}
+
 /// Simulates the histogram protocol; returns the report and a human table of categories.
+/// Memory is O(m + rows): the users are never materialized, each worker keeps one count
+/// vector, and the first repetition's counts are kept for the report.
 pub fn simulate_histogram(
     h: &Histogram,
-    users: &[u32],
+    users: &Users<u32>,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
 ) -> Result<(SimulationReport, String)> {
     let m = h.randomizer().m().get() as usize;
-    let mut truth = vec![0u64; m];
-    for (i, &c) in users.iter().enumerate() {
-        match truth.get_mut(c as usize) {
-            Some(t) => *t += 1,
-            None => anyhow::bail!(
-                "user {i}: category must be an integer from 0 to {}, got {c}",
-                m - 1
-            ),
-        }
+    if let Some((r, &c)) = users
+        .rows
+        .iter()
+        .enumerate()
+        .find(|(_, &c)| c as usize >= m)
+    {
+        anyhow::bail!(
+            "row {r}: category must be an integer from 0 to {}, got {c}",
+            m - 1
+        );
     }
+    blanket::simulate::check_run(users.len() as u64, 1, !run.no_shuffle)?;
+    let mut truth = vec![0u64; m];
+    for (&c, k) in users.rows.iter().zip(users.multiplicities()) {
+        truth[c as usize] += k;
+    }
+    let n = users.len();
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "histogram", run.json);
     let mut mses = Vec::new();
     let mut first = None;
     for rep in 0..run.reps {
         let state = run_single_message(
-            users.len(),
+            n,
             run.seed,
             rep,
             !run.no_shuffle,
             // Every category was checked against m above, so the fallback never fires.
-            |i, rng| h.randomize_simulated(users[i], rng).unwrap_or(0),
+            |i, rng| h.randomize_simulated(*users.get(i), rng).unwrap_or(0),
             || h.aggregator(),
         )?;
         let est = h.estimate(&state)?;
@@ -562,7 +634,9 @@ pub fn simulate_histogram(
             .sum::<f64>()
             / m as f64;
         mses.push(mse);
-        first.get_or_insert(est);
+        if first.is_none() {
+            first = Some(est);
+        }
         pb.inc(1);
     }
     pb.finish_and_clear();
@@ -573,53 +647,64 @@ pub fn simulate_histogram(
     });
     let (mse, ci) = mean_ci(&mses);
     let predicted = h.predicted_mse(&truth);
-    let rows: Vec<Vec<String>> = truth
-        .iter()
-        .zip(&first.counts)
-        .enumerate()
-        .map(|(y, (&t, &e))| {
-            vec![
-                y.to_string(),
-                t.to_string(),
-                format!("{e:.1}"),
-                format!("{:+.1}", e - t as f64),
-                format!("{:.1}", h.count_variance(t, users.len() as u64).sqrt()),
-            ]
-        })
-        .collect();
-    let detail = format!(
-        "First repetition\n{}",
-        table(
-            &[
-                "category",
-                "true count",
-                "estimate",
-                "error",
-                "predicted sd"
-            ],
-            &rows
+    let detail = if run.json {
+        String::new()
+    } else {
+        let rows: Vec<Vec<String>> = truth
+            .iter()
+            .zip(&first.counts)
+            .take(SHOWN_CATEGORIES)
+            .enumerate()
+            .map(|(y, (&t, &e))| {
+                vec![
+                    y.to_string(),
+                    t.to_string(),
+                    format!("{e:.1}"),
+                    format!("{:+.1}", e - t as f64),
+                    format!("{:.1}", h.count_variance(t, n as u64).sqrt()),
+                ]
+            })
+            .collect();
+        let title = if m > SHOWN_CATEGORIES {
+            format!("First repetition (first {SHOWN_CATEGORIES} of {m} categories)")
+        } else {
+            "First repetition".to_string()
+        };
+        format!(
+            "{title}\n{}",
+            table(
+                &[
+                    "category",
+                    "true count",
+                    "estimate",
+                    "error",
+                    "predicted sd"
+                ],
+                &rows
+            )
         )
-    );
+    };
+    let first_repetition = FirstRepetition::Counts {
+        true_counts: truth,
+        estimated_counts: first.counts,
+    };
     let report = SimulationReport {
         protocol: "histogram",
-        n: users.len() as u64,
+        n: n as u64,
         gamma: h.randomizer().gamma().get(),
         reps: run.reps,
         seed: run.seed,
         mse,
         mse_ci95: ci,
         predicted_mse: predicted,
-        worst_case_mse: h.worst_count_variance(users.len() as u64),
+        worst_case_mse: h.worst_count_variance(n as u64),
         mse_meaning: "squared error of the estimated counts, averaged over the m categories (worst case: the largest single-category variance)",
         mse_ratio: mse / predicted,
         seconds,
         shuffled: !run.no_shuffle,
         data,
         calibration,
-        first_repetition: serde_json::json!({
-            "true_counts": truth,
-            "estimated_counts": first.counts,
-        }),
+        first_repetition,
         d: None,
         t: None,
         shape: None,
@@ -631,15 +716,23 @@ pub fn simulate_histogram(
 /// Simulates the scalar-sum protocol.
 pub fn simulate_scalar_sum(
     p: &ScalarSum,
-    users: &[f64],
+    users: &Users<f64>,
     calibration: CalibrationReport,
     data: Provenance,
     run: &RunArgs,
 ) -> Result<(SimulationReport, String)> {
-    let truth: f64 = users.iter().sum();
+    blanket::simulate::check_run(users.len() as u64, 1, !run.no_shuffle)?;
+    let counts = users.multiplicities();
+    let truth: f64 = users
+        .rows
+        .iter()
+        .zip(&counts)
+        .map(|(&x, &c)| c as f64 * x)
+        .sum();
     let n = users.len();
     // Validate once up front, so the hot loop needs no checks.
     let values = users
+        .rows
         .iter()
         .map(|&x| blanket::params::UnitValue::new(x))
         .collect::<Result<Vec<_>, _>>()?;
@@ -653,7 +746,7 @@ pub fn simulate_scalar_sum(
             run.seed,
             rep,
             !run.no_shuffle,
-            |i, rng| p.randomize_value_simulated(values[i], rng),
+            |i, rng| p.randomize_value_simulated(values[users.pick.row(i as u64)], rng),
             || p.aggregator(),
         )?;
         let est = p.estimate(&state)?;
@@ -664,7 +757,7 @@ pub fn simulate_scalar_sum(
     pb.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let (mse, ci) = mean_ci(&sq);
-    let predicted = p.exact_sum_mse(users);
+    let predicted = p.exact_sum_mse_weighted(&users.rows, &counts);
     let detail = first.map(|e| {
         kv_table(
             "First repetition",
@@ -697,7 +790,7 @@ pub fn simulate_scalar_sum(
         shuffled: !run.no_shuffle,
         data,
         calibration,
-        first_repetition: serde_json::to_value(first)?,
+        first_repetition: FirstRepetition::Value(serde_json::to_value(first)?),
         d: None,
         t: None,
         shape: None,

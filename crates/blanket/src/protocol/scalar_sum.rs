@@ -216,6 +216,17 @@ impl ScalarSum {
         data.iter().map(|&x| self.message_variance(x)).sum::<f64>() / (1.0 - g).powi(2)
     }
 
+    /// [`ScalarSum::exact_sum_mse`] for users given as distinct `rows` and how many users hold
+    /// each (`counts[r]` users hold row r; rows beyond `counts` have weight 0).
+    pub fn exact_sum_mse_weighted(&self, rows: &[f64], counts: &[u64]) -> f64 {
+        let g = self.grr.gamma().get();
+        rows.iter()
+            .zip(counts)
+            .map(|(&x, &c)| c as f64 * self.message_variance(x))
+            .sum::<f64>()
+            / (1.0 - g).powi(2)
+    }
+
     /// Largest per-user variance of y / k over x in [0, 1], exactly: on each rounding cell
     /// x = (j + f) / k the variance is a concave quadratic in f,
     /// (1 - gamma)/k^2 ((1 + 2 gamma c k) f - (1 - gamma) f^2) + gamma (1 - gamma) c^2 + const

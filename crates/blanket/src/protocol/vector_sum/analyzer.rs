@@ -1,10 +1,9 @@
 //! The vector-sum analyzer (Algorithm 3) and its reproducible simulation.
 
 use super::*;
-use crate::analyzer::{AggregateError, Aggregator, CoordinateSums};
-use crate::rng::simulation_stream;
-use crate::shuffle::{Shuffler, UniformShuffler};
-use rayon::prelude::*;
+use crate::analyzer::{AggregateError, CoordinateSums};
+use crate::params::UnitValue;
+use crate::simulate::SimulationError;
 
 impl VectorSum {
     /// An empty analyzer state.
@@ -55,75 +54,47 @@ impl VectorSum {
         seed: u64,
         repetition: u32,
         shuffle: bool,
-    ) -> Result<CoordinateSums, AggregateError> {
+    ) -> Result<CoordinateSums, SimulationError> {
         if data.dimension() != self.d {
             return Err(AggregateError::ShapeMismatch {
                 left: u64::from(self.d),
                 right: u64::from(data.dimension()),
-            });
+            }
+            .into());
         }
-        const CHUNK: usize = crate::simulate::CHUNK;
-        let users = data.len();
-        let chunks = users.div_ceil(CHUNK);
-        let stream = |c: usize| (u64::from(repetition) << 32) | c as u64;
-        let merge = |a: Result<CoordinateSums, AggregateError>,
-                     b: Result<CoordinateSums, AggregateError>| {
-            let mut a = a?;
-            a.merge(b?)?;
-            Ok(a)
-        };
-        if !shuffle {
-            return (0..chunks)
-                .into_par_iter()
-                .map(|c| {
-                    let mut rng = simulation_stream(seed, stream(c));
-                    let mut state = self.aggregator();
-                    let mut scratch = Vec::new();
-                    let mut res = Ok(());
-                    for i in c * CHUNK..((c + 1) * CHUNK).min(users) {
-                        self.randomize_row_simulated(data.row(i), &mut rng, &mut scratch, |m| {
-                            if res.is_ok() {
-                                res = state.absorb(m);
-                            }
-                        });
-                    }
-                    res.map(|()| state)
-                })
-                .reduce(|| Ok(self.aggregator()), merge);
-        }
-        let t = self.t as usize;
-        let mut messages = vec![(0u32, 0u32); users * t];
-        messages
-            .par_chunks_mut(CHUNK * t)
-            .enumerate()
-            .for_each(|(c, out)| {
-                let mut rng = simulation_stream(seed, stream(c));
-                let mut scratch = Vec::new();
-                for (u, slots) in out.chunks_mut(t).enumerate() {
-                    let mut idx = 0;
-                    self.randomize_row_simulated(
-                        data.row(c * CHUNK + u),
-                        &mut rng,
-                        &mut scratch,
-                        |m| {
-                            if let Some(s) = slots.get_mut(idx) {
-                                *s = m;
-                            }
-                            idx += 1;
-                        },
-                    );
-                }
-            });
-        let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(repetition));
-        UniformShuffler.shuffle(&mut messages, &mut shuffle_rng);
-        messages
-            .par_chunks(CHUNK)
-            .map(|part| {
-                let mut state = self.aggregator();
-                state.absorb_all(part)?;
-                Ok(state)
-            })
-            .reduce(|| Ok(self.aggregator()), merge)
+        self.simulate_rows(
+            data.len() as u64,
+            |i| data.row(i),
+            seed,
+            repetition,
+            shuffle,
+        )
+    }
+
+    /// [`VectorSum::simulate`] for `users` users where user i holds the validated row
+    /// `row(i)` of length d (e.g. rows of a small data set resampled with
+    /// [`crate::simulate::Resample`]), without materializing n vectors: without the shuffler
+    /// memory is independent of n ([`crate::simulate::run`]).
+    pub fn simulate_rows<'a, F>(
+        &self,
+        users: u64,
+        row: F,
+        seed: u64,
+        repetition: u32,
+        shuffle: bool,
+    ) -> Result<CoordinateSums, SimulationError>
+    where
+        F: Fn(usize) -> &'a [UnitValue] + Sync,
+    {
+        crate::simulate::run(
+            users,
+            self.t,
+            seed,
+            repetition,
+            shuffle,
+            |i, rng, buf| self.randomize_row_into(row(i), rng, buf),
+            || self.aggregator(),
+        )
     }
 }
 
@@ -131,6 +102,7 @@ impl VectorSum {
 mod tests {
 
     use super::*;
+    use crate::analyzer::Aggregator;
 
     /// Fixed data: n users, d coordinates, values from a deterministic pattern.
     fn pattern(n: usize, d: usize) -> UnitVectors {

@@ -34,7 +34,7 @@
 //!   holds); the paper's formula is available as [`paper_gamma`] for reproduction only.
 //!
 //! Domain size: blanket accounts for the k + 1 message values each coordinate takes; the
-//! paper writes k ([`DomainConvention::Paper`], reproduction only, not certified).
+//! paper writes k ([`DomainConvention::Paper`](crate::protocol::DomainConvention::Paper), reproduction only, not certified).
 
 mod analyzer;
 mod calibration;

@@ -1,5 +1,5 @@
 //! The paper's closed forms (Scott et al. 2021, Theorem 4.1, Theorem 4.6, Section 4.5), for
-//! reproduction and comparison only: blanket certifies through [`VectorSum::certify`].
+//! reproduction and comparison only: blanket certifies through [`VectorSum::certify`](crate::protocol::VectorSum::certify).
 
 use crate::accounting::round_up;
 use crate::params::{Delta, Epsilon, Gamma, NumUsers, ParamError};
@@ -34,7 +34,7 @@ pub enum PaperGammaError {
 ///   1 <= eps < 6: max(80 d k log(2/delta) / ((n-1) eps^2), 36 d k / (11 (n-1) eps)).
 ///
 /// Returns the raw value (possibly >= 1), rounded up. For reproduction: blanket certifies
-/// guarantees through [`VectorSum::certify`], not through this formula.
+/// guarantees through [`VectorSum::certify`](crate::protocol::VectorSum::certify), not through this formula.
 pub fn paper_gamma_raw(
     n: u64,
     d: u32,

@@ -34,20 +34,46 @@ impl VectorSum {
     /// coordinate j (the second term is the sampling error of reporting t of d coordinates).
     /// It uses E[n_j] = c in place of E[1/n_j] (relative error about d/(n t)).
     pub fn exact_mean_mse(&self, data: &UnitVectors) -> f64 {
-        let n = data.len() as u64;
-        let c = self.reports_per_coordinate(n);
+        self.exact_mean_mse_of(data, |_| 1)
+    }
+
+    /// [`VectorSum::exact_mean_mse`] for users given as distinct `rows` and how many users
+    /// hold each (`counts[r]` users hold row r; n = the sum of the counts), e.g. rows
+    /// resampled with [`crate::simulate::Resample`]: the same formula, with every user-level
+    /// sum (message variances, mean, population variance S_j^2) taken with these weights.
+    /// Rows beyond `counts` have weight 0.
+    pub fn exact_mean_mse_weighted(&self, rows: &UnitVectors, counts: &[u64]) -> f64 {
+        self.exact_mean_mse_of(rows, |r| counts.get(r).copied().unwrap_or(0))
+    }
+
+    fn exact_mean_mse_of(&self, rows: &UnitVectors, weight: impl Fn(usize) -> u64) -> f64 {
+        let d = self.d as usize;
         let g = self.grr.gamma();
-        let mut var = vec![0.0; self.d as usize];
-        for r in data.rows() {
-            for (a, x) in var.iter_mut().zip(r) {
-                *a += message_variance(x.get(), self.k, g);
+        let (mut var, mut mean) = (vec![0.0; d], vec![0.0; d]);
+        let mut n = 0u64;
+        for (i, r) in rows.rows().enumerate() {
+            let w = weight(i);
+            n += w;
+            let wf = w as f64;
+            for ((a, m), x) in var.iter_mut().zip(mean.iter_mut()).zip(r) {
+                *a += wf * message_variance(x.get(), self.k, g);
+                *m += wf * x.get();
             }
         }
-        let s2 = data.variance();
+        let nf = n.max(1) as f64;
+        mean.iter_mut().for_each(|m| *m /= nf);
+        let mut s2 = vec![0.0; d];
+        for (i, r) in rows.rows().enumerate() {
+            let wf = weight(i) as f64;
+            for ((s, x), m) in s2.iter_mut().zip(r).zip(&mean) {
+                *s += wf * (x.get() - m).powi(2);
+            }
+        }
+        let c = self.reports_per_coordinate(n);
         let one_g = (1.0 - g.get()).powi(2);
         var.iter()
             .zip(&s2)
-            .map(|(v, s)| v / n as f64 / (one_g * c) + (1.0 - c / n as f64) * s / c)
+            .map(|(v, s)| v / n as f64 / (one_g * c) + (1.0 - c / n as f64) * (s / nf) / c)
             .sum()
     }
 
@@ -59,5 +85,31 @@ impl VectorSum {
         let g = self.grr.gamma();
         let v = worst_message_variance(self.k, g);
         f64::from(self.d) * (v / ((1.0 - g.get()).powi(2) * c) + (1.0 - c / n as f64) / (4.0 * c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weighted_prediction_equals_the_materialized_one() {
+        let rows = [
+            vec![0.1, 0.9, 0.5],
+            vec![1.0, 0.0, 0.25],
+            vec![0.3, 0.3, 0.3],
+        ];
+        let counts = [3u64, 1, 2];
+        let distinct = UnitVectors::new(3, rows.iter()).unwrap();
+        let all: Vec<&Vec<f64>> = rows
+            .iter()
+            .zip(counts)
+            .flat_map(|(r, c)| std::iter::repeat_n(r, c as usize))
+            .collect();
+        let full = UnitVectors::new(3, all).unwrap();
+        let p = VectorSum::new(3, 2, Precision::new(3).unwrap(), Gamma::new(0.2).unwrap()).unwrap();
+        let a = p.exact_mean_mse(&full);
+        let b = p.exact_mean_mse_weighted(&distinct, &counts);
+        assert!((a - b).abs() <= 1e-12 * a, "{a} vs {b}");
     }
 }

@@ -75,6 +75,43 @@ impl VectorSum {
         }
     }
 
+    /// The same messages as [`VectorSum::randomize_row_with`] for the same generator state (the
+    /// same draws in the same order: Floyd's sampling of [`sample_coordinates`], then each
+    /// coordinate's rounding and GRR), appended to `buf` with no scratch space: the t sampled
+    /// coordinates are kept in `buf`'s tail while they are drawn. For the simulation's chunk
+    /// buffers.
+    #[inline]
+    pub(crate) fn randomize_row_into<R: CryptoRng + ?Sized>(
+        &self,
+        x: &[UnitValue],
+        rng: &mut R,
+        buf: &mut Vec<CoordinateMessage>,
+    ) {
+        debug_assert_eq!(x.len(), self.d as usize);
+        let (d, t) = (self.d, self.t);
+        let start = buf.len();
+        if t == 1 {
+            buf.push((uniform_u32(rng, d), 0));
+        } else if t == d {
+            buf.extend((0..d).map(|j| (j, 0)));
+        } else {
+            for j in d - t..d {
+                let r = uniform_u32(rng, j + 1);
+                let c = if buf[start..].iter().any(|m| m.0 == r) {
+                    j
+                } else {
+                    r
+                };
+                buf.push((c, 0));
+            }
+        }
+        for m in &mut buf[start..] {
+            if let Some(&v) = x.get(m.0 as usize) {
+                m.1 = self.scalar(v, rng);
+            }
+        }
+    }
+
     #[inline]
     fn scalar<R: CryptoRng + ?Sized>(&self, v: UnitValue, rng: &mut R) -> u32 {
         let level = randomized_round(v, self.k, rng);
@@ -109,6 +146,27 @@ mod tests {
         let e = p.randomize(&[0.1, 0.2, 1.5], &mut rng).unwrap_err();
         assert!(e.to_string().contains("got 1.5"), "{e}");
         assert!(UnitVectors::from_flat(3, &[0.1; 7]).is_err());
+    }
+
+    #[test]
+    fn buffered_randomizer_matches_the_scratch_one() {
+        let x: Vec<UnitValue> = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+            .iter()
+            .map(|&v| UnitValue::new(v).unwrap())
+            .collect();
+        for t in [1, 2, 3, 6] {
+            let p =
+                VectorSum::new(6, t, Precision::new(4).unwrap(), Gamma::new(0.3).unwrap()).unwrap();
+            let (mut a, mut b) = (crate::rng::simulation_rng(5), crate::rng::simulation_rng(5));
+            let mut buf = vec![(9, 9)];
+            let mut want = vec![(9, 9)];
+            let mut scratch = Vec::new();
+            for _ in 0..500 {
+                p.randomize_row_simulated(&x, &mut a, &mut scratch, |m| want.push(m));
+                p.randomize_row_into(&x, &mut b, &mut buf);
+            }
+            assert_eq!(buf, want, "t = {t}");
+        }
     }
 
     #[test]

@@ -312,9 +312,12 @@ pub trait ShuffleAccountant: Sync {
         })
     }
 
-    /// Whether this accountant certifies exactly (eps, delta) through its delta(eps) curve,
-    /// and with which method (used to state a calibrated target exactly instead of the
-    /// bisection's upper end, which can exceed it by the 1e-6 resolution).
+    /// Whether this accountant certifies exactly (eps, delta), and with which method: through
+    /// its delta(eps) curve (delta(eps) <= delta), or, for a closed form that gives no curve,
+    /// through epsilon(delta) <= eps ((eps', delta)-DP with eps' <= eps is (eps, delta)-DP).
+    /// Used to state a calibrated target exactly instead of the epsilon bisection's upper
+    /// end, which can exceed it by the 1e-6 resolution; [`ShuffleAccountant::min_gamma`]
+    /// returns a gamma this check accepts.
     fn certify_at(
         &self,
         randomizer: &LocalRandomizer,
@@ -322,10 +325,14 @@ pub trait ShuffleAccountant: Sync {
         eps: f64,
         delta: f64,
     ) -> Option<Method> {
-        self.delta(randomizer, n, eps)
-            .ok()
-            .filter(|&d| d <= delta)
-            .map(|_| self.method())
+        let by_curve = self.delta(randomizer, n, eps).is_ok_and(|d| d <= delta);
+        let by_epsilon = || {
+            Delta::new(delta)
+                .ok()
+                .and_then(|d| self.epsilon(randomizer, n, d).ok())
+                .is_some_and(|e| e <= eps)
+        };
+        (by_curve || by_epsilon()).then(|| self.method())
     }
 
     /// Certified delta at `eps` (an upper bound on the privacy curve), for methods that give
@@ -344,8 +351,10 @@ pub trait ShuffleAccountant: Sync {
     }
 
     /// The smallest blanket probability gamma of GRR over m values whose shuffled guarantee
-    /// is at most `eps` at `delta`. The returned gamma is certified: `epsilon` at it is
-    /// <= `eps`. Default: bisection on gamma (epsilon is non-increasing in gamma), relative
+    /// is at most `eps` at `delta`. The returned gamma is certified by the very check the
+    /// calibrator states its guarantee with: `epsilon(delta)` at it is <= `eps`, or
+    /// `certify_at(eps, delta)` holds (curve accountants, see the [`CurveAccountant`]
+    /// impl). Default: bisection on gamma (epsilon is non-increasing in gamma), relative
     /// resolution 1e-9, returning the certified (upper) end (see [`smallest_certified_gamma`]).
     fn min_gamma(
         &self,
@@ -447,6 +456,14 @@ impl<T: CurveAccountant> ShuffleAccountant for T {
         Ok(self.curve(randomizer, n)?.delta(eps))
     }
 
+    /// The smallest gamma that `certify_at` certifies at (eps, delta): the criterion the
+    /// calibrator checks the chosen gamma with. A specialised search ([`fast_min_gamma`])
+    /// may accept a gamma by a bound of its own (e.g. grr-exact's block bound with B-points
+    /// carried over from a nearby gamma: certified too, but a different upper bound than
+    /// `certify_at` computes); its answer is then raised until `certify_at` holds (see
+    /// [`raise_until_certified`]), so a calibrated gamma is certified at exactly the target.
+    ///
+    /// [`fast_min_gamma`]: CurveAccountant::fast_min_gamma
     fn min_gamma(
         &self,
         m: DomainSize,
@@ -454,8 +471,20 @@ impl<T: CurveAccountant> ShuffleAccountant for T {
         eps: Epsilon,
         delta: Delta,
     ) -> Result<f64, AccountingError> {
-        self.fast_min_gamma(m, n, eps, delta)
-            .unwrap_or_else(|| min_gamma_by_delta(self, m, n, eps, delta))
+        let Some(fast) = self.fast_min_gamma(m, n, eps, delta) else {
+            return min_gamma_by_delta(self, m, n, eps, delta);
+        };
+        let certified = |gamma: f64| {
+            self.certify_at(
+                &LocalRandomizer::Grr { m: m.get(), gamma },
+                n,
+                eps.get(),
+                delta.get(),
+            )
+            .is_some()
+        };
+        raise_until_certified(fast?, certified)
+            .ok_or_else(|| AccountingError::unreachable(self.curve_method(), m, n, eps, delta))
     }
 }
 
@@ -524,8 +553,10 @@ pub(crate) fn grr_params(
     }
 }
 
-/// Smallest gamma of GRR over m values with `acct.delta(GRR(m, gamma), n, eps) <= delta`:
-/// one delta evaluation per bisection step (see [`smallest_certified_gamma`]).
+/// Smallest gamma of GRR over m values that `acct.certify_at(GRR(m, gamma), n, eps, delta)`
+/// certifies (for a curve accountant: delta(eps) <= delta): one check per bisection step
+/// (see [`smallest_certified_gamma`]). The predicate is the calibrator's own certifying
+/// check, so the gamma returned is certified at exactly (eps, delta).
 pub(crate) fn min_gamma_by_delta(
     acct: &(impl ShuffleAccountant + ?Sized),
     m: DomainSize,
@@ -534,10 +565,69 @@ pub(crate) fn min_gamma_by_delta(
     delta: Delta,
 ) -> Result<f64, AccountingError> {
     smallest_certified_gamma(|gamma| {
-        acct.delta(&LocalRandomizer::Grr { m: m.get(), gamma }, n, eps.get())
-            .is_ok_and(|d| d <= delta.get())
+        acct.certify_at(
+            &LocalRandomizer::Grr { m: m.get(), gamma },
+            n,
+            eps.get(),
+            delta.get(),
+        )
+        .is_some()
     })
     .ok_or_else(|| AccountingError::unreachable(acct.method(), m, n, eps, delta))
+}
+
+/// Relative step (in the odds (1 - gamma) / gamma) of the first raise in
+/// [`raise_until_certified`]; each further step is 4 times larger.
+const RAISE_STEP: f64 = 1e-7;
+
+/// The smallest gamma >= `gamma0` (to relative resolution 1e-9) with `certified(gamma)`,
+/// starting from a gamma that a specialised search accepted by a bound of its own: `gamma0`
+/// itself if `certified` holds there; otherwise the odds u = (1 - gamma) / gamma are lowered
+/// by relative steps 1e-7, 4e-7, 1.6e-6, ... (gamma = 1 / (1 + u)) up to gamma = 1 - ulp until
+/// `certified` holds, then the last rejected and the accepted gamma are bisected. Only a
+/// gamma at which `certified` was checked true is returned (`None` if it fails up to
+/// 1 - ulp). Larger gamma is more blanket, so raising gamma only adds privacy.
+pub(crate) fn raise_until_certified(gamma0: f64, certified: impl Fn(f64) -> bool) -> Option<f64> {
+    if !(gamma0 > 0.0 && gamma0 < 1.0) {
+        return None;
+    }
+    if certified(gamma0) {
+        return Some(gamma0);
+    }
+    let top = 1.0f64.next_down();
+    let u0 = (1.0 - gamma0) / gamma0;
+    let mut lo = gamma0;
+    let mut step = RAISE_STEP;
+    let mut hi = loop {
+        let g = if step < 1.0 {
+            (1.0 / (1.0 + u0 * (1.0 - step))).clamp(lo.next_up(), top)
+        } else {
+            top
+        };
+        if certified(g) {
+            break g;
+        }
+        if g >= top {
+            return None;
+        }
+        lo = g;
+        step *= 4.0;
+    };
+    for _ in 0..64 {
+        if !(hi - lo > 1e-9 * hi) {
+            break;
+        }
+        let mid = 0.5 * (lo + hi);
+        if !(mid > lo && mid < hi) {
+            break;
+        }
+        if certified(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// The smallest gamma in (0, 1) with `certified(gamma)`, for a predicate that is monotone
@@ -625,6 +715,57 @@ mod krr_tests {
                 method.accountant().epsilon(&r, n, d),
                 Err(AccountingError::NotApplicable { .. })
             ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod min_gamma_tests {
+    use super::*;
+
+    #[test]
+    fn raise_until_certified_returns_only_checked_gammas() {
+        // Accepted at the start: unchanged.
+        assert_eq!(raise_until_certified(0.25, |g| g >= 0.2), Some(0.25));
+        // Rejected at the start: the smallest accepted gamma to relative 1e-9, never below it.
+        for (g0, t) in [(0.25, 0.3), (0.1, 0.1 * (1.0 + 1e-8)), (0.99, 0.999_999)] {
+            let g = raise_until_certified(g0, |g| g >= t).unwrap();
+            assert!(g >= t && g - t <= 2e-9 * t, "{g0} {t}: {g}");
+        }
+        // Never accepted below 1, or a gamma outside (0, 1): none.
+        assert_eq!(raise_until_certified(0.5, |_| false), None);
+        for bad in [0.0, 1.0, -0.5, f64::NAN] {
+            assert_eq!(raise_until_certified(bad, |_| true), None);
+        }
+    }
+
+    /// The calibrator states the target exactly only if `certify_at` accepts the gamma that
+    /// `min_gamma` returns. grr-exact's own search used to accept with B-points carried over
+    /// from a nearby gamma, a bound `certify_at` did not reproduce: vector sum d = 100, k = 4
+    /// (m = 500), n = 1e5, and histogram m = 2^20, n = 2000, both at (1, 1e-6), were rejected.
+    #[test]
+    fn min_gamma_is_certified_at_the_target_by_certify_at() {
+        let cases = [
+            (500u64, 100_000u64, 1.0, 1e-6),
+            (1 << 20, 2000, 1.0, 1e-6),
+            (2, 2000, 0.5, 1e-8),
+            (16, 1_000_000, 3.0, 1e-6),
+        ];
+        for (m, n, eps, delta) in cases {
+            let md = DomainSize::new(m).unwrap();
+            let nu = NumUsers::new(n).unwrap();
+            let (e, d) = (Epsilon::new(eps).unwrap(), Delta::new(delta).unwrap());
+            for method in best::CERTIFIED.into_iter().chain([Method::Best]) {
+                let acct = method.accountant();
+                let Ok(gamma) = acct.min_gamma(md, nu, e, d) else {
+                    continue;
+                };
+                let r = LocalRandomizer::Grr { m: m as u32, gamma };
+                assert!(
+                    acct.certify_at(&r, nu, eps, delta).is_some(),
+                    "{method}: m = {m}, n = {n}, ({eps}, {delta}): gamma = {gamma}"
+                );
+            }
         }
     }
 }

@@ -34,7 +34,11 @@
 //! - epsilon(delta): a coarse root with a fixed small set of B-points (a certified bound in
 //!   itself), then the points refined there and a bracketing secant (Illinois) search with
 //!   the refined points fixed, so the function searched is smooth; the accepted (upper) end
-//!   is returned. min_gamma bisects gamma on delta(target eps) the same way.
+//!   is returned. min_gamma bisects gamma on delta(target eps) the same way; its answer
+//!   (accepted with B-points carried over from a nearby gamma, a valid bound but not the one
+//!   [`GrrPair::certifies`] computes) is then raised until `certifies` accepts it (see the
+//!   `CurveAccountant` impl of `ShuffleAccountant::min_gamma`), so the calibrator's check at
+//!   the target accepts the gamma it was given.
 
 use super::binomial::{exp_up, ln_pmf, ln_pmf_half, tail_bounds, window_range, MillsRatio, Window};
 use super::clones::FINAL_MARGIN;
@@ -551,7 +555,9 @@ impl GrrPair {
 /// Smallest gamma of GRR(m, gamma) whose shuffled delta at `eps` is certified <= `delta`:
 /// a coarse bisection with the standard B-points, then a bracketing secant search with the
 /// points refined at the coarse answer (in standardized positions). Returns the accepted
-/// (upper) end, or `None` if even gamma = 1 - ulp fails.
+/// (upper) end, or `None` if even gamma = 1 - ulp fails. The answer is certified by its own
+/// B-points; [`GrrPair::certifies`] (fresh points refined at it) may reject it by up to about
+/// [`PLAN_GAP`] in delta, so `GrrExact::min_gamma` raises it until `certifies` holds.
 pub fn min_gamma_exact(n: u64, m: u32, eps: f64, delta: f64) -> Option<f64> {
     let (bt, st) = tails_for(delta, m);
     let ln_t = delta.ln();

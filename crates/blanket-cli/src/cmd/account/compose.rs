@@ -425,19 +425,7 @@ where
         "compose: kov of the best per-round split",
         a.json,
     );
-    let kov = SPLIT_FRACTIONS
-        .par_iter()
-        .filter_map(|&f| {
-            let d1 = f * total / k as f64;
-            let e1 = curve.epsilon(d1);
-            let res = (e1 > 0.0 && e1.is_finite() && d1 > 0.0)
-                .then(|| kov_epsilon(e1, d1, k, total).ok())
-                .flatten()
-                .map(|e| (e, e1, d1));
-            pb.inc(1);
-            res
-        })
-        .min_by(|x, y| x.0.total_cmp(&y.0));
+    let kov = best_kov_split(&curve, k, total, || pb.inc(1));
     pb.finish_and_clear();
     Ok(Shuffled {
         pld_eps,
@@ -446,4 +434,32 @@ where
         kov,
         pld_seconds,
     })
+}
+
+/// KOV applied to the best per-round (eps1, delta1) point of a curve for k rounds at total
+/// delta `total`: delta1 = f total / k over [`SPLIT_FRACTIONS`], eps1 = the curve's certified
+/// eps at delta1. Returns (KOV eps, eps1, delta1) of the smallest, or `None` if no split
+/// gives one. `tick` is called once per fraction tried.
+pub(crate) fn best_kov_split<C>(
+    curve: &C,
+    k: u64,
+    total: f64,
+    tick: impl Fn() + Sync,
+) -> Option<(f64, f64, f64)>
+where
+    C: PrivacyCurve + Sync,
+{
+    SPLIT_FRACTIONS
+        .par_iter()
+        .filter_map(|&f| {
+            let d1 = f * total / k as f64;
+            let e1 = curve.epsilon(d1);
+            let res = (e1 > 0.0 && e1.is_finite() && d1 > 0.0)
+                .then(|| kov_epsilon(e1, d1, k, total).ok())
+                .flatten()
+                .map(|e| (e, e1, d1));
+            tick();
+            res
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
 }

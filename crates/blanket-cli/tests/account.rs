@@ -672,6 +672,15 @@ fn compose_pld_with_component_deltas_over_the_total_fails_clearly() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("no eps reaches this delta"), "{err}");
     assert!(!out.contains("inf"), "{out}");
+    // a pure pair at a delta below the PLD's truncated tails: the same clear refusal
+    fails_code(
+        1,
+        &[
+            "account", "compose", "--eps", "0.1", "--rounds", "1e5", "--delta", "1e-40",
+            "--method", "pld",
+        ],
+        "no eps reaches this delta",
+    );
 }
 
 /// The shuffled mode composes the whole certified curve and beats KOV of the best

@@ -9,7 +9,7 @@
 //!   point of the same curve.
 
 use super::{randomizer, RandomizerKind};
-use crate::output::{echo, print_json, up};
+use crate::output::{down, echo, print_json, up};
 use crate::usage_bail;
 use anyhow::{bail, Context, Result};
 use blanket::accounting::composition::{basic, drv, kov_epsilon, Pld};
@@ -164,12 +164,24 @@ pub fn run(a: &ComposeArgs) -> Result<()> {
     }
 }
 
-/// The runtime error when the composed mass at +infinity alone exceeds the total delta.
-fn no_eps(what: &str, total: f64) -> anyhow::Error {
-    anyhow::anyhow!(
-        "no eps reaches this delta: the rounds' own deltas already exceed it ({what} >= --delta {})",
-        echo(total)
-    )
+/// The runtime error when the composed PLD's mass at +infinity alone exceeds the total
+/// delta: `own` is the part due to the rounds' own deltas (1 - (1 - delta1)^k, rounded down),
+/// `inf_mass` the PLD's whole mass at +infinity (that plus what the PLD moved there: tails
+/// below 1e-30 truncated upward, a curve's values above its top grid point).
+fn no_eps(own: f64, inf_mass: f64, total: f64, why: &str, hint: &str) -> anyhow::Error {
+    if own >= total {
+        anyhow::anyhow!(
+            "no eps reaches this delta: the rounds' own deltas already exceed it (1 - (1 - delta1)^rounds = {} >= --delta {})",
+            down(own),
+            echo(total)
+        )
+    } else {
+        anyhow::anyhow!(
+            "no eps reaches this delta with pld: the PLD's mass at +infinity ({why}, plus tails below 1e-30 moved there to stay certified) is {} >= --delta {}; ask a larger --delta{hint}",
+            up(inf_mass),
+            echo(total)
+        )
+    }
 }
 
 fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
@@ -188,7 +200,7 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
         );
     }
     if let Some(step) = a.step {
-        if step > eps || eps / step > 1e6 {
+        if step > eps || (eps / step).round() > 1e6 {
             usage_bail!(
                 "--step must be in (0, --eps {}] with --eps / --step <= 1e6, got {}",
                 echo(eps),
@@ -233,13 +245,15 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
             pb.finish_and_clear();
             let e = pld.epsilon(total);
             if e == f64::INFINITY {
+                // 1 - (1 - cd)^k, rounded down (a lower estimate: only the claim "already
+                // exceeds" is made from it).
+                let own = -(k as f64 * (-cd).ln_1p()).exp_m1() * (1.0 - 1e-12);
                 return Err(no_eps(
-                    &format!(
-                        "1 - (1 - {})^{k} = {}",
-                        echo(cd),
-                        up(-(k as f64 * (-cd).ln_1p()).exp_m1())
-                    ),
+                    own,
+                    pld.inf_mass,
                     total,
+                    "the rounds' own deltas",
+                    " or use --method kov",
                 ));
             }
             e
@@ -325,12 +339,13 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
     }?;
     let seconds = t.elapsed().as_secs_f64();
     if res.pld_eps == f64::INFINITY {
+        // A shuffled round has no delta of its own beyond its curve.
         return Err(no_eps(
-            &format!(
-                "composed mass at +infinity (the curve above its top grid point) {}",
-                up(res.pld_inf_mass)
-            ),
+            0.0,
+            res.pld_inf_mass,
             total,
+            "each round's curve beyond its eps at delta 1e-30",
+            "",
         ));
     }
     let k = a.count;

@@ -566,3 +566,298 @@ fn eps0_out_of_range_is_a_usage_error() {
         "--domain applies to --randomizer krr only",
     );
 }
+
+/// `account compose --method pld` of an (eps, delta) pair reproduces KOV: never below it
+/// (both are certified upper bounds; KOV's bisection is 1e-9 relative) and within 1%.
+#[test]
+fn compose_pld_pair_matches_kov() {
+    for (eps, rounds, delta, component_delta, kov_check) in [
+        ("0.01", "5000", "1e-10", "0", Some(4.489184)),
+        ("0.1", "1e5", "1e-10", "0", Some(699.51)),
+        ("0.1", "200", "1e-5", "1e-9", None),
+    ] {
+        let run = |method: &str| {
+            json(&[
+                "account",
+                "compose",
+                "--eps",
+                eps,
+                "--rounds",
+                rounds,
+                "--delta",
+                delta,
+                "--component-delta",
+                component_delta,
+                "--method",
+                method,
+                "--json",
+            ])
+        };
+        let (pld, kov) = (run("pld"), run("kov"));
+        for key in [
+            "epsilon",
+            "delta",
+            "method",
+            "count",
+            "component_eps",
+            "component_delta",
+            "seconds",
+            "step",
+        ] {
+            assert!(pld.get(key).is_some(), "{key} missing in {pld}");
+        }
+        assert_eq!(pld["method"], "pld");
+        assert!(kov["step"].is_null(), "{kov}");
+        let (p, k) = (f(&pld, "epsilon"), f(&kov, "epsilon"));
+        if let Some(want) = kov_check {
+            assert!((k - want).abs() <= 1e-4 * want, "kov {k} vs {want}");
+        }
+        assert!(
+            p >= k * (1.0 - 1e-9),
+            "{eps} x {rounds}: pld {p} below kov {k}"
+        );
+        assert!(p <= k * 1.01, "{eps} x {rounds}: pld {p} vs kov {k}");
+        // the default step is eps: the pair is on the grid exactly
+        assert!((f(&pld, "step") - f(&pld, "component_eps")).abs() <= 1e-15);
+    }
+}
+
+#[test]
+fn compose_pld_step_is_checked_and_adjusted() {
+    let v = json(&[
+        "account", "compose", "--eps", "0.1", "--rounds", "100", "--delta", "1e-6", "--method",
+        "pld", "--step", "0.03", "--json",
+    ]);
+    // adjusted to eps / round(eps / step) = 0.1 / 3
+    assert!((f(&v, "step") - 0.1 / 3.0).abs() <= 1e-15, "{v}");
+    assert!((f(&v, "epsilon") - 4.77457).abs() <= 1e-3, "{v}");
+    fails_code(
+        2,
+        &[
+            "account", "compose", "--eps", "0.1", "--rounds", "100", "--delta", "1e-6", "--step",
+            "0.01",
+        ],
+        "--step",
+    );
+    for bad in ["0", "-1", "0.2"] {
+        fails_code(
+            2,
+            &[
+                "account", "compose", "--eps", "0.1", "--rounds", "100", "--delta", "1e-6",
+                "--method", "pld", "--step", bad,
+            ],
+            "--step",
+        );
+    }
+}
+
+/// When the rounds' own deltas exceed the total, no eps exists: a clear runtime error.
+#[test]
+fn compose_pld_with_component_deltas_over_the_total_fails_clearly() {
+    let (code, out, err) = run(&[
+        "account",
+        "compose",
+        "--eps",
+        "0.1",
+        "--rounds",
+        "1000",
+        "--delta",
+        "1e-6",
+        "--component-delta",
+        "1e-8",
+        "--method",
+        "pld",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("no eps reaches this delta"), "{err}");
+    assert!(!out.contains("inf"), "{out}");
+    // a pure pair at a delta below the PLD's truncated tails: the same clear refusal
+    fails_code(
+        1,
+        &[
+            "account", "compose", "--eps", "0.1", "--rounds", "1e5", "--delta", "1e-40",
+            "--method", "pld",
+        ],
+        "no eps reaches this delta",
+    );
+}
+
+/// The shuffled mode composes the whole certified curve and beats KOV of the best
+/// per-round split of the same curve.
+#[test]
+fn compose_shuffled_curve_beats_kov() {
+    let v = json(&[
+        "account",
+        "compose",
+        "--eps0",
+        "1",
+        "--n",
+        "1e5",
+        "--randomizer",
+        "krr",
+        "--domain",
+        "2",
+        "--rounds",
+        "1000",
+        "--delta",
+        "1e-8",
+        "--json",
+    ]);
+    for key in [
+        "epsilon",
+        "delta",
+        "method",
+        "count",
+        "component_eps",
+        "component_delta",
+        "seconds",
+        "step",
+        "eps0",
+        "n",
+        "randomizer",
+        "accountant",
+        "kov_epsilon",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing in {v}");
+    }
+    assert_eq!(v["method"], "pld");
+    assert_eq!(v["accountant"], "clones-krr");
+    assert_eq!(v["count"], 1000);
+    assert_eq!(v["n"], 100_000);
+    let (pld, kov) = (f(&v, "epsilon"), f(&v, "kov_epsilon"));
+    // measured: 0.6283 against 4.058
+    assert!(pld > 0.0 && pld < 0.5 * kov, "pld {pld} vs kov {kov}");
+    // KOV's per-round point is on the curve: (eps1, delta1) with delta1 < delta / rounds
+    assert!(f(&v, "component_delta") < 1e-8 / 1000.0, "{v}");
+    // the text output names both
+    let (code, out, err) = run(&[
+        "account",
+        "compose",
+        "--eps0",
+        "1",
+        "--n",
+        "1e5",
+        "--randomizer",
+        "krr",
+        "--k",
+        "2",
+        "--rounds",
+        "1000",
+        "--delta",
+        "1e-8",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("pld") && out.contains("kov"), "{out}");
+}
+
+#[test]
+fn compose_eps_and_eps0_are_mutually_exclusive() {
+    fails_code(
+        2,
+        &[
+            "account", "compose", "--eps", "0.1", "--eps0", "1", "--n", "1e5", "--rounds", "10",
+            "--delta", "1e-6",
+        ],
+        "cannot be used with",
+    );
+    // one of them is required
+    fails_code(
+        2,
+        &["account", "compose", "--rounds", "10", "--delta", "1e-6"],
+        "--eps",
+    );
+    // shuffled-mode flags conflict with --eps; --eps0 needs --n; pair-mode flags conflict
+    // with --eps0
+    fails_code(
+        2,
+        &[
+            "account", "compose", "--eps", "0.1", "--n", "1e5", "--rounds", "10", "--delta", "1e-6",
+        ],
+        "cannot be used with",
+    );
+    fails_code(
+        2,
+        &[
+            "account", "compose", "--eps0", "1", "--rounds", "10", "--delta", "1e-6",
+        ],
+        "--n",
+    );
+    fails_code(
+        2,
+        &[
+            "account",
+            "compose",
+            "--eps0",
+            "1",
+            "--n",
+            "1e5",
+            "--rounds",
+            "10",
+            "--delta",
+            "1e-6",
+            "--component-delta",
+            "1e-9",
+        ],
+        "--component-delta",
+    );
+    fails_code(
+        2,
+        &[
+            "account", "compose", "--eps0", "1", "--n", "1e5", "--rounds", "10", "--delta", "1e-6",
+            "--method", "kov",
+        ],
+        "--method",
+    );
+}
+
+#[test]
+fn compose_shuffled_refuses_uncertified_and_inapplicable_accountants() {
+    fails_code(
+        2,
+        &[
+            "account",
+            "compose",
+            "--eps0",
+            "1",
+            "--n",
+            "1e5",
+            "--randomizer",
+            "krr",
+            "--domain",
+            "2",
+            "--accountant",
+            "variation-ratio",
+            "--rounds",
+            "10",
+            "--delta",
+            "1e-6",
+        ],
+        "variation-ratio is not certified",
+    );
+    fails_code(
+        2,
+        &[
+            "account",
+            "compose",
+            "--eps0",
+            "1",
+            "--n",
+            "1e5",
+            "--accountant",
+            "clones-krr",
+            "--rounds",
+            "10",
+            "--delta",
+            "1e-6",
+        ],
+        "--randomizer krr",
+    );
+    fails_code(
+        2,
+        &[
+            "account", "compose", "--eps0", "0", "--n", "1e5", "--rounds", "10", "--delta", "1e-6",
+        ],
+        "--eps0",
+    );
+}

@@ -13,6 +13,7 @@ use blanket::accounting::{LocalRandomizer, Method};
 use blanket::params::DomainSize;
 use clap::{Subcommand, ValueEnum};
 
+pub(crate) use compose::best_kov_split;
 pub use compose::ComposeArgs;
 pub use curve::CurveArgs;
 pub use inverse::{Eps0Args, ErrorArgs, UsersArgs};

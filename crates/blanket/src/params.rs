@@ -191,6 +191,66 @@ impl UnitValue {
     }
 }
 
+/// A non-negative rational number num/den with `u64` parts, den >= 1, kept in lowest terms:
+/// the exact parameter type of the integer noise samplers ([`crate::sample::DiscreteGaussian`],
+/// [`crate::sample::DiscreteLaplace`], [`crate::sample::bernoulli_exp_neg`]), which never round
+/// it to a float.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Rational {
+    num: u64,
+    den: u64,
+}
+
+impl Rational {
+    /// num/den reduced to lowest terms; the denominator must be >= 1.
+    pub fn new(num: u64, den: u64) -> Result<Self, ParamError> {
+        if den == 0 {
+            return Err(out_of_range("den", "an integer >= 1", den));
+        }
+        let g = gcd(num, den);
+        Ok(Self {
+            num: num / g,
+            den: den / g,
+        })
+    }
+
+    /// The integer n as n/1.
+    pub fn integer(n: u64) -> Self {
+        Self { num: n, den: 1 }
+    }
+
+    /// The numerator (in lowest terms).
+    #[inline]
+    pub fn num(self) -> u64 {
+        self.num
+    }
+
+    /// The denominator (in lowest terms, >= 1).
+    #[inline]
+    pub fn den(self) -> u64 {
+        self.den
+    }
+
+    /// The nearest `f64` (for reports and tests; the samplers never use it).
+    pub fn to_f64(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+}
+
+impl core::fmt::Display for Rational {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}/{}", self.num, self.den)
+    }
+}
+
+/// Greatest common divisor (Euclid); gcd(0, b) = b.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +299,17 @@ mod tests {
             let e = UnitValue::new(bad).unwrap_err();
             assert!(e.to_string().contains("value must be a number in [0, 1]"));
         }
+    }
+
+    #[test]
+    fn rationals_reduce_and_reject_zero_denominators() {
+        let r = Rational::new(6, 4).unwrap();
+        assert_eq!((r.num(), r.den()), (3, 2));
+        assert_eq!(r.to_string(), "3/2");
+        assert_eq!(Rational::new(0, 7).unwrap(), Rational::integer(0));
+        let max = Rational::new(u64::MAX, u64::MAX).unwrap();
+        assert_eq!(max, Rational::integer(1));
+        let e = Rational::new(1, 0).unwrap_err();
+        assert_eq!(e.to_string(), "den must be an integer >= 1, got 0");
     }
 }

@@ -1,16 +1,9 @@
-//! Exact samplers over an injected CSPRNG.
-//!
-//! * [`Bernoulli`] samples Bernoulli(p) *exactly* for every `f64` p in [0, 1]: it compares a
-//!   uniform real U (drawn 64 bits at a time, lazily) against the finite binary expansion of
-//!   p, so Pr[true] = p with no rounding. An `f64` is a dyadic rational, so the only residual
-//!   bias is the rounding of a real-valued probability to the `f64` the caller passes;
-//!   calibration rounds gamma *up* before sampling and certifies the guarantee for the `f64`
-//!   actually used, so that rounding never weakens privacy.
-//! * [`uniform_u32`] / [`uniform_u64`] draw uniform integers below a bound without modulo
-//!   bias (Lemire, "Fast random integer generation in an interval", ACM TOMACS 2019:
-//!   multiply-shift with rejection of the biased low region).
+//! Exact Bernoulli samplers: Bernoulli(p) for an `f64` p (lazy binary expansion), Bernoulli(a/b)
+//! for integers a <= b, and Bernoulli(exp(-gamma)) for a rational gamma >= 0 (Canonne, Kamath,
+//! Steinke 2020, Algorithm 1).
 
-use crate::params::{Gamma, ParamError};
+use super::uniform::uniform_u128;
+use crate::params::{Gamma, ParamError, Rational};
 use rand_core::CryptoRng;
 
 /// An exact Bernoulli(p) sampler for a probability p given as an `f64`.
@@ -134,70 +127,75 @@ fn word(mant: u64, exp: i64, j: i64) -> u64 {
     }
 }
 
-/// A uniform integer in {0, ..., bound - 1}, without modulo bias. `bound` must be > 0.
+/// Bernoulli(num/den) exactly, for integers 0 <= num <= den and den > 0 (debug-asserted, like
+/// the uniform bounds): true iff a uniform integer in {0, ..., den - 1} is below num; num >= den
+/// always gives true. Cost: one [`uniform_u128`] draw (one 64-bit word, rarely two, when
+/// den < 2^64).
 #[inline]
-pub fn uniform_u32<R: CryptoRng + ?Sized>(rng: &mut R, bound: u32) -> u32 {
-    debug_assert!(bound > 0);
-    let mut m = u64::from(rng.next_u32()) * u64::from(bound);
-    let mut low = m as u32;
-    if low < bound {
-        // Reject the 2^32 mod bound lowest products: they would be over-represented.
-        let threshold = bound.wrapping_neg() % bound;
-        while low < threshold {
-            m = u64::from(rng.next_u32()) * u64::from(bound);
-            low = m as u32;
+pub fn bernoulli_ratio<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+    debug_assert!(den > 0);
+    if num >= den {
+        return true;
+    }
+    if num == 0 {
+        return false;
+    }
+    uniform_u128(rng, den) < num
+}
+
+/// Bernoulli(exp(-gamma)) exactly for a rational gamma >= 0 (Canonne, Kamath, Steinke, "The
+/// Discrete Gaussian for Differential Privacy", NeurIPS 2020, arXiv 2004.00010, Algorithm 1).
+///
+/// Only integer arithmetic and exact Bernoulli(a/b) draws are used. For gamma in [0, 1]: K = 1;
+/// while Bernoulli(gamma/K) succeeds, K += 1; return K odd. Pr(K > k) = gamma^k / k!, so
+/// Pr[K odd] = sum_j (-1)^j gamma^j / j! = exp(-gamma), and the expected number of
+/// Bernoulli(gamma/k) draws (one uniform integer each) is exp(gamma) <= e. For gamma > 1:
+/// floor(gamma) independent Bernoulli(exp(-1)) draws, stopping at the first failure, then
+/// Bernoulli(exp(-(gamma - floor(gamma)))). The loop stops early with probability 1 - 1/e per
+/// step, so the expected cost is at most (1/(1 - 1/e) + 1) e, about 7 uniform draws, however large
+/// gamma is.
+pub fn bernoulli_exp_neg<R: CryptoRng + ?Sized>(rng: &mut R, gamma: &Rational) -> bool {
+    bernoulli_exp_neg_frac(rng, u128::from(gamma.num()), u128::from(gamma.den()))
+}
+
+/// [`bernoulli_exp_neg`] for gamma = num/den with 128-bit parts (den > 0).
+pub(crate) fn bernoulli_exp_neg_frac<R: CryptoRng + ?Sized>(
+    rng: &mut R,
+    num: u128,
+    den: u128,
+) -> bool {
+    debug_assert!(den > 0);
+    let whole = num / den;
+    let mut i = 0u128;
+    while i < whole {
+        if !bernoulli_exp_neg_unit(rng, 1, 1) {
+            return false;
         }
+        i += 1;
     }
-    (m >> 32) as u32
+    bernoulli_exp_neg_unit(rng, num % den, den)
 }
 
-/// A uniform integer in {0, ..., bound - 1} for 64-bit bounds, without modulo bias.
-#[inline]
-pub fn uniform_u64<R: CryptoRng + ?Sized>(rng: &mut R, bound: u64) -> u64 {
-    debug_assert!(bound > 0);
-    let mut m = u128::from(rng.next_u64()) * u128::from(bound);
-    let mut low = m as u64;
-    if low < bound {
-        let threshold = bound.wrapping_neg() % bound;
-        while low < threshold {
-            m = u128::from(rng.next_u64()) * u128::from(bound);
-            low = m as u64;
+/// Bernoulli(exp(-num/den)) for num <= den (CKS Algorithm 1, the gamma in [0, 1] branch).
+fn bernoulli_exp_neg_unit<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+    debug_assert!(num <= den);
+    let mut k: u128 = 1;
+    loop {
+        // Bernoulli(num / (den k)); if den k overflows, draw it as Bernoulli(num/den) AND
+        // Bernoulli(1/k), an exact product of independent coins.
+        let success = match den.checked_mul(k) {
+            Some(dk) => bernoulli_ratio(rng, num, dk),
+            None => bernoulli_ratio(rng, num, den) && bernoulli_ratio(rng, 1, k),
+        };
+        if !success {
+            return k % 2 == 1;
         }
-    }
-    (m >> 64) as u64
-}
-
-/// Uniform index below `bound` for `usize` collections.
-#[inline]
-pub fn uniform_usize<R: CryptoRng + ?Sized>(rng: &mut R, bound: usize) -> usize {
-    uniform_u64(rng, bound as u64) as usize
-}
-
-#[cfg(test)]
-pub(crate) mod stats {
-    //! Small statistical helpers for the crate's fixed-seed tests.
-
-    /// Pearson chi-square statistic of observed counts against expected counts.
-    pub fn chi_square(observed: &[u64], expected: &[f64]) -> f64 {
-        observed
-            .iter()
-            .zip(expected)
-            .map(|(&o, &e)| (o as f64 - e).powi(2) / e)
-            .sum()
-    }
-
-    /// A conservative upper critical value of chi-square with `df` degrees of freedom at
-    /// significance about 1e-6 (Wilson-Hilferty with z = 4.9).
-    pub fn chi_square_critical(df: usize) -> f64 {
-        let k = df as f64;
-        let z = 4.9;
-        k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+        k += 1;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::stats::*;
     use super::*;
     use crate::rng::simulation_rng;
 
@@ -278,44 +276,65 @@ mod tests {
     }
 
     #[test]
-    fn uniform_u32_chi_square() {
-        let mut rng = simulation_rng(11);
-        for bound in [1u32, 2, 3, 7, 10, 1000] {
-            let mut counts = vec![0u64; bound as usize];
-            let draws = 200_000u64;
-            for _ in 0..draws {
-                let v = uniform_u32(&mut rng, bound);
-                assert!(v < bound);
-                counts[v as usize] += 1;
-            }
-            if bound > 1 {
-                let e = vec![draws as f64 / bound as f64; bound as usize];
-                let stat = chi_square(&counts, &e);
-                assert!(
-                    stat < chi_square_critical(bound as usize - 1),
-                    "bound {bound}: {stat}"
-                );
-            }
+    fn bernoulli_ratio_frequency_within_five_sigma() {
+        let mut rng = simulation_rng(21);
+        for (a, b) in [
+            (1u128, 3u128),
+            (2, 7),
+            (5, 5),
+            (0, 9),
+            (1u128 << 70, 3u128 << 70),
+        ] {
+            let p = a as f64 / b as f64;
+            let trials = 400_000u64;
+            let hits = (0..trials)
+                .filter(|_| bernoulli_ratio(&mut rng, a, b))
+                .count() as f64;
+            let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (hits - trials as f64 * p).abs() <= 5.0 * sd,
+                "{a}/{b}: {hits}"
+            );
         }
     }
 
     #[test]
-    fn uniform_large_bounds_reject_bias() {
-        // With bound = 3 * 2^30 plain `x % bound` would favour the lowest 2^30 values with
-        // probability 1/2 instead of 1/3. Lemire's rejection must not.
-        let mut rng = simulation_rng(3);
-        let bound = 3u32 << 30;
-        let draws = 300_000;
-        let low = (0..draws)
-            .filter(|_| uniform_u32(&mut rng, bound) < (1 << 30))
+    fn bernoulli_exp_neg_frequency_within_five_sigma() {
+        // Fixed seed; frequency of true vs exp(-gamma), tolerance 5 binomial standard
+        // deviations (gamma = 0 must always succeed, gamma = 50 (p ~ 2e-22) never in 10^6).
+        let mut rng = simulation_rng(13);
+        let trials = 1_000_000u64;
+        for (num, den) in [
+            (0u64, 1u64),
+            (1, 2),
+            (1, 1),
+            (7, 3),
+            (5, 1),
+            (50, 1),
+            (1, 1000),
+        ] {
+            let gamma = Rational::new(num, den).unwrap();
+            let p = (-gamma.to_f64()).exp();
+            let hits = (0..trials)
+                .filter(|_| bernoulli_exp_neg(&mut rng, &gamma))
+                .count() as f64;
+            let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (hits - trials as f64 * p).abs() <= 5.0 * sd,
+                "gamma = {gamma}: {hits} vs {}",
+                trials as f64 * p
+            );
+        }
+        // A huge gamma stops at the first failed exp(-1) draw and (almost surely) says false.
+        let huge = Rational::integer(u64::MAX);
+        assert!((0..1000).all(|_| !bernoulli_exp_neg(&mut rng, &huge)));
+        // 128-bit parts whose den * k overflows take the product-of-coins path.
+        let (n, d) = (u128::MAX / 2, u128::MAX);
+        let p = (-0.5f64).exp();
+        let hits = (0..trials)
+            .filter(|_| bernoulli_exp_neg_frac(&mut rng, n, d))
             .count() as f64;
-        let p = 1.0 / 3.0;
-        let sd = (draws as f64 * p * (1.0 - p)).sqrt();
-        assert!((low - draws as f64 * p).abs() < 5.0 * sd, "{low}");
-        let b64 = 3u64 << 62;
-        let low64 = (0..draws)
-            .filter(|_| uniform_u64(&mut rng, b64) < (1 << 62))
-            .count() as f64;
-        assert!((low64 - draws as f64 * p).abs() < 5.0 * sd, "{low64}");
+        let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+        assert!((hits - trials as f64 * p).abs() <= 5.0 * sd, "{hits}");
     }
 }

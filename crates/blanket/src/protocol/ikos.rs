@@ -227,21 +227,24 @@ pub fn distance_bound_log2(n: u64, m: u32, q: Modulus) -> Result<f64, IkosError>
     Ok((0.5 * ln_b / core::f64::consts::LN_2).min(0.0))
 }
 
-/// ln of the a = 1 term of B_n, (q - 1) n^2 / C(nm, m), a lower bound on B_n, rounded down.
+/// ln of a lower bound on B_n, rounded down: the a = 1 and a = n - 1 terms of the recursion
+/// with 1 + B >= 1, together (q - 1) n^2 / C(nm, m) for n >= 3 and 2 (q - 1) / C(2m, m) for
+/// n = 2 (where they are one term).
 fn ln_first_term(n: usize, m: usize, q: Modulus) -> f64 {
     let nm = n * m;
     // ln C(nm, m) = sum_{i<m} ln((nm - i) / (m - i))
     let ln_choose: f64 = (0..m)
         .map(|i| ((nm - i) as f64 / (m - i) as f64).ln())
         .sum();
-    ((q.q() - 1) as f64).ln() + 2.0 * (n as f64).ln() - ln_choose - 1e-6
+    let pairs = if n == 2 { 2.0 } else { (n as f64).powi(2) };
+    ((q.q() - 1) as f64).ln() + pairs.ln() - ln_choose - 1e-6
 }
 
 /// The smallest number of shares m for which blanket's bound makes split-and-mix with n
 /// clients over Z_q sigma-secure: sqrt(B_n) <= 2^-sigma (module docs, `docs/multi-message.md`).
 /// B_n decreases in m (each coefficient 1/C(rm, am) does), so the first m that passes is the
-/// answer; m whose first term alone exceeds 2^(-2 sigma) are skipped without the O(n^2)
-/// recursion. n = 1 needs one share (equal sums mean equal inputs).
+/// answer; m whose two extreme terms alone exceed 2^(-2 sigma) are skipped without the
+/// O(n^2) recursion. n = 1 needs one share (equal sums mean equal inputs).
 pub fn m_required(n: u64, q: Modulus, sigma: u32) -> Result<u32, IkosError> {
     let users = check_users(n)?;
     if !(1..=MAX_SIGMA).contains(&sigma) {
@@ -404,6 +407,20 @@ mod tests {
                 got >= exact.min(0.0) && got - exact.min(0.0) < 1e-6,
                 "{got} {exact}"
             );
+        }
+    }
+
+    /// The screening lower bound never exceeds the recursion (else `m_required` would skip an
+    /// m that passes).
+    #[test]
+    fn screening_is_a_lower_bound() {
+        for n in [2usize, 3, 4, 10, 50] {
+            for m in [1usize, 2, 3, 5, 9] {
+                for q in [2u128, 3, 1 << 32] {
+                    let q = Modulus::new(q).unwrap();
+                    assert!(ln_first_term(n, m, q) <= ln_bound(n, m, q), "n={n} m={m}");
+                }
+            }
         }
     }
 

@@ -12,6 +12,7 @@ pub mod analyzer;
 pub mod audit;
 pub mod calibrate;
 pub mod encode;
+pub mod field;
 pub mod params;
 pub mod protocol;
 pub mod randomizer;

@@ -4,10 +4,12 @@
 
 pub mod coordinates;
 pub mod counts;
+pub mod modular_sum;
 pub mod sum;
 
 pub use coordinates::{CoordinateMessage, CoordinateSums};
 pub use counts::Counts;
+pub use modular_sum::ModularSum;
 pub use sum::IntegerSum;
 
 use thiserror::Error;
@@ -30,6 +32,14 @@ pub enum AggregateError {
         left: u64,
         /// The other state's domain.
         right: u64,
+    },
+    /// Two modular-sum states over different moduli cannot be merged.
+    #[error("cannot merge modular sums over different moduli ({left} vs {right})")]
+    ModulusMismatch {
+        /// This state's modulus.
+        left: u128,
+        /// The other state's modulus.
+        right: u128,
     },
 }
 

@@ -1,11 +1,13 @@
 //! Protocols: (randomizer, analyzer, parameters, guarantee, predicted error), one module each.
 
 pub mod histogram;
+pub mod ikos;
 pub mod scalar_sum;
 pub mod tensor;
 pub mod vector_sum;
 
 pub use histogram::{Histogram, HistogramEstimate, HistogramShape};
+pub use ikos::{m_required, Ikos, IkosError};
 pub use scalar_sum::{ScalarSum, ScalarSumEstimate, ScalarSumShape};
 pub use tensor::{Tensor, TensorError};
 pub use vector_sum::{

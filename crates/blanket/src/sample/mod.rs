@@ -16,15 +16,19 @@
 //!   integer arithmetic and exact uniform integers only, no floating point. Parameters are
 //!   [`crate::params::Rational`]s, validated by the samplers' constructors so that sampling never
 //!   overflows. See `docs/samplers.md`.
+//! * [`Polya`] samples Polya(1/k, a) (negative binomial) for a rational a exactly, as a thinned
+//!   compound Poisson (the distributed noise of `protocol::ikos_sum`).
 
 mod bernoulli;
 mod discrete_gaussian;
 mod discrete_laplace;
+mod polya;
 mod uniform;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_ratio, Bernoulli};
 pub use discrete_gaussian::{discrete_gaussian, DiscreteGaussian};
 pub use discrete_laplace::{discrete_laplace, DiscreteLaplace};
+pub use polya::Polya;
 pub use uniform::{uniform_u128, uniform_u32, uniform_u64, uniform_usize};
 
 #[cfg(test)]

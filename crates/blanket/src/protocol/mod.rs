@@ -2,12 +2,14 @@
 
 pub mod histogram;
 pub mod ikos;
+pub mod ikos_sum;
 pub mod scalar_sum;
 pub mod tensor;
 pub mod vector_sum;
 
 pub use histogram::{Histogram, HistogramEstimate, HistogramShape};
 pub use ikos::{m_required, Ikos, IkosError};
+pub use ikos_sum::{IkosSum, IkosSumError, IkosSumReport};
 pub use scalar_sum::{ScalarSum, ScalarSumEstimate, ScalarSumShape};
 pub use tensor::{Tensor, TensorError};
 pub use vector_sum::{

@@ -507,12 +507,40 @@ mod tests {
         ));
     }
 
-    /// Samples per second of the client noise (two Polya draws), informational.
+    /// The anchor n = 10^4, eps = 1, sigma = 40, end to end through one uniform shuffle and
+    /// sharded analyzers (fixed seed): the estimate is within 6 predicted standard deviations;
+    /// noise and client throughput are printed (informational).
     #[test]
-    fn noise_throughput() {
+    fn anchor_end_to_end_and_throughput() {
+        use crate::shuffle::{Shuffler, UniformShuffler};
         let mut rng = simulation_rng(9);
-        // m_required at n = 10^4 costs ~1 s; only the noise sampler is timed.
-        let noise = IkosSum::new(10_000, 1.0, 40).unwrap().noise();
+        let n = 10_000u64;
+        let proto = IkosSum::new(n, 1.0, 40).unwrap();
+        let report = proto.report();
+        eprintln!("{report:?}");
+        assert_eq!(report.precision, 100);
+        let xs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 999.0).collect();
+        let start = std::time::Instant::now();
+        let mut messages = Vec::new();
+        for &x in &xs {
+            messages.extend(proto.randomize_simulated(x, &mut rng).unwrap());
+        }
+        let client_secs = start.elapsed().as_secs_f64();
+        UniformShuffler.shuffle(&mut messages, &mut rng);
+        let mut total = proto.analyzer();
+        for chunk in messages.chunks(4096) {
+            let mut shard = proto.analyzer();
+            shard.absorb_all(chunk).unwrap();
+            total.merge(shard).unwrap();
+        }
+        assert_eq!(total.reports(), n * u64::from(report.shares));
+        let err = proto.estimate(&total).unwrap() - xs.iter().sum::<f64>();
+        assert!(err.abs() <= 6.0 * report.predicted_mse.sqrt(), "{err}");
+        eprintln!(
+            "error {err:.3}; clients per second {:.3e}",
+            n as f64 / client_secs
+        );
+        let noise = proto.noise();
         let start = std::time::Instant::now();
         let draws = 1_000_000;
         let mut acc = 0i64;

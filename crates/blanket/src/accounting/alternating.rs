@@ -5,55 +5,68 @@
 //!
 //! **What is proved** (for any single-message protocol: each user sends one report
 //! R(x_j), drawn independently): with the layout of [`crate::shuffle::alternating::GridLayout`]
-//! (w = ceil(sqrt(n)) columns, h = ceil(n / w) rows, ragged last row), the analyzer's view
-//! under A^2_pi is at least as private as a *uniform* shuffle of R among
-//! h_min = floor(n / w) users, the smallest column height:
+//! (w = ceil(sqrt(n)) columns, h = ceil(n / w) rows, the last row holding r <= w cells in
+//! columns 0..r), the privacy curve of the analyzer's view under A^2_pi, for a differing user
+//! in a full row, is at most that of a *uniform* shuffle of R among w users and at most that
+//! among h_min = floor(n / w) users (the smallest column height); for a differing user in a
+//! ragged last row (r < w), among r users and among h users. So
 //!
-//! delta_{A^2_pi, n}(eps) <= delta_{uniform, h_min}(eps) for every eps >= 0,
+//! delta_{A^2_pi, n}(eps) <= max over the user classes of min over the class's two sizes k of
+//! delta_{uniform, k}(eps),
 //!
-//! so any certified uniform-shuffle accountant evaluated at h_min certifies A^2_pi at n.
+//! and any certified uniform-shuffle accountant evaluated at those k certifies A^2_pi at n
+//! ([`AlternatingAccountant::user_classes`]). For a perfect square n both sizes are sqrt(n).
 //!
 //! *Proof.* Fix pi (public, data-independent: the guarantee of (pi, view) is the average over
-//! pi of the guarantee given pi). Give the analyzer, in addition, every row permutation
-//! sigma (data-independent; more information can only help it, and its real view is a
-//! post-processing of (sigma, view)). Given sigma, the analyzer knows which users share each
-//! column, and the column round turns each column into a uniformly ordered list, i.e. the
-//! multiset of the reports of its users. Reports are independent, so the columns are
-//! independent given sigma, and only the column c* holding the differing user i depends on
-//! x_i: the hockey-stick divergence of a product with identical other factors equals that of
-//! the differing factor. The c* factor is a uniform shuffle of the |c*| >= h_min users of
-//! that column (the others' inputs fixed, covered by the worst case over datasets). The true
-//! curve of a uniform shuffle is non-increasing in the number of users (adding one more user's
-//! independent report to the multiset is post-processing), so it is at most the curve at
-//! h_min, and a certified accountant bounds that. Averaging over (pi, sigma), which have the
-//! same distribution under both neighbours, keeps the bound. QED.
+//! pi of the guarantee given pi); user i, the differing one, is in row r0.
 //!
-//! **What is not used** (so not claimed): the row round's hiding of *which* column holds
-//! user i. The paper's proof shape (each column a shuffle of about sqrt(n) users, amplified
-//! by the probability about 1/sqrt(n) that the differing user is in it, composed over the
-//! columns) would give the better n^(-1/2) rate, but the columns are dependent (each row's
-//! reports are split across columns by one permutation) and the differing user is in exactly
-//! one column, so "subsampling" has no neutral branch identical under both neighbours; we did
-//! not prove that step, and this accountant does not take it. The bound here decays with
-//! h_min ~ sqrt(n) users, i.e. at the uniform shuffle's rate in sqrt(n) instead of n.
+//! *Column bound.* Give the analyzer, in addition, every row permutation sigma
+//! (data-independent; its real view is a post-processing of (sigma, view)). Given sigma it
+//! knows which users share each column, and the column round turns each column into the
+//! multiset of its users' reports. Reports are independent, so the columns are independent
+//! given sigma and only the column c* holding user i depends on x_i: the hockey-stick
+//! divergence of a product with identical other factors equals that of the differing factor,
+//! a uniform shuffle of the |c*| users of that column (the others' inputs fixed, covered by
+//! the worst case over datasets). The true curve of a uniform shuffle is non-increasing in
+//! the number of users (one more user's independent report added to the multiset is
+//! post-processing), so it is at most the curve at the smallest height of a column user i
+//! can land in (h_min for a full row; h for the ragged row, which covers columns 0..r only).
+//! Averaging over sigma, distributed alike under both neighbours, keeps the bound.
 //!
-//! With h_min = 1 (n in {2, 3, 5}) the column bound is the local randomizer itself: eps0-DP,
-//! and for GRR the exact local curve.
+//! *Row bound.* Give the analyzer, in addition, the row permutations of every row but r0 and
+//! hence the reports B_c of the other rows' users in each column c; B is independent of row
+//! r0's reports and of x_i. Column c's multiset is B_c plus the report of the row-r0 user that
+//! sigma_r0 sends to c, so the view is a post-processing of (B, the row-r0 reports listed in
+//! column order). That list is a uniformly random ordering of the reports of row r0's users,
+//! i.e. a uniform shuffle of |row r0| users (w, or r for the ragged row). QED.
+//!
+//! **What is not used** (so not claimed): that the analyzer does not know *which* column
+//! holds user i *and* that user i is hidden in its column at the same time. The paper's
+//! proof shape (each column a shuffle of about sqrt(n) users, amplified by the probability
+//! about 1/sqrt(n) that the differing user is in it, composed over the columns) would give the
+//! better n^(-1/2) rate, but the columns are dependent (each row's reports are split across
+//! columns by one permutation) and the differing user is in exactly one column, so
+//! "subsampling" has no neutral branch identical under both neighbours; we did not prove that
+//! step, and this accountant does not take it. The bound here decays like a uniform shuffle of
+//! about sqrt(n) users, i.e. at the uniform shuffle's rate in sqrt(n) instead of n.
+//!
+//! A size k = 1 (a row or column of one user) is the local randomizer itself: eps0-DP, and for
+//! GRR the exact local curve.
 
 use super::{
-    grr_local_epsilon, round_up, smallest_certified_gamma, AccountingError, Guarantee,
-    LocalRandomizer, Method, ShuffleAccountant,
+    raise_until_certified, round_up, AccountingError, Guarantee, LocalRandomizer, Method,
+    ShuffleAccountant,
 };
 use crate::params::{Delta, DomainSize, Epsilon, NumUsers};
 
 /// A certified accountant for single-message protocols over the alternating shuffler A^2_pi:
-/// the wrapped uniform-shuffle accountant `A`, evaluated at the smallest column height
-/// h_min = floor(n / ceil(sqrt(n))) (see the module documentation for the proof).
+/// the wrapped uniform-shuffle accountant `A`, evaluated at the user counts of
+/// [`AlternatingAccountant::user_classes`] (see the module documentation for the proof).
 ///
 /// It implements [`ShuffleAccountant`] with `n` meaning the number of users of the
 /// *alternating* shuffler (the layout [`crate::shuffle::alternating::GridLayout::new`]`(n)`),
 /// so it can be handed to [`crate::calibrate::calibrate`] as is. The [`Method`] it reports
-/// is the inner method that certified the column bound.
+/// is the inner method that certified the binding class's bound.
 #[derive(Debug, Clone, Default)]
 pub struct AlternatingAccountant<A> {
     inner: A,
@@ -70,6 +83,17 @@ impl<A: ShuffleAccountant> AlternatingAccountant<A> {
         &self.inner
     }
 
+    /// (w, h, r) of the layout for n >= 1 users: w = ceil(sqrt(n)) columns, h = ceil(n / w)
+    /// rows, r = n - (h - 1) w cells in the last row (r = w: not ragged).
+    fn layout(n: u64) -> (u64, u64, u64) {
+        let mut w = n.isqrt();
+        if w * w < n {
+            w += 1;
+        }
+        let h = n.div_ceil(w);
+        (w, h, n - (h - 1) * w)
+    }
+
     /// The smallest column height of the layout for n users: floor(n / w) with
     /// w = ceil(sqrt(n)) (columns right of a ragged last row hold h - 1 users). At least 1
     /// for n >= 1.
@@ -77,17 +101,26 @@ impl<A: ShuffleAccountant> AlternatingAccountant<A> {
         if n == 0 {
             return 0;
         }
-        let mut w = n.isqrt();
-        if w * w < n {
-            w += 1;
-        }
-        n / w
+        n / Self::layout(n).0
     }
 
-    /// The number of users of the uniform shuffle the bound reduces to, or `None` when the
-    /// smallest column holds a single user (then only local privacy applies).
-    fn column(n: NumUsers) -> Option<NumUsers> {
-        NumUsers::new(Self::column_users(n.get())).ok()
+    /// The users' classes and, for each, the sizes k of the uniform shuffles whose curve
+    /// bounds that user's (the minimum over them applies; the maximum over classes is the
+    /// guarantee): `[row, column]` user counts. Full rows: [w, h_min]; the ragged last row
+    /// (r < w cells, all landing in columns of height h): [r, h]. For n = 0, none.
+    pub fn user_classes(n: u64) -> Vec<[u64; 2]> {
+        if n == 0 {
+            return vec![];
+        }
+        let (w, h, r) = Self::layout(n);
+        let mut classes = vec![];
+        if h > 1 || r == w {
+            classes.push([w, n / w]);
+        }
+        if r < w {
+            classes.push([r, h]);
+        }
+        classes
     }
 
     fn single_user_delta(r: &LocalRandomizer, eps: f64) -> Result<f64, AccountingError> {
@@ -110,9 +143,76 @@ impl<A: ShuffleAccountant> AlternatingAccountant<A> {
             }
             LocalRandomizer::Generic { .. } => Err(AccountingError::NotApplicable {
                 method: Method::Best,
-                reason: "a column of one user: a generic randomizer is only eps0-DP".into(),
+                reason: "a shuffle of one user: a generic randomizer is only eps0-DP".into(),
             }),
         }
+    }
+
+    /// Certified delta(eps) of a uniform shuffle of k users (k = 1: the local curve).
+    fn delta_k(&self, r: &LocalRandomizer, k: u64, eps: f64) -> Result<f64, AccountingError> {
+        match NumUsers::new(k) {
+            Ok(kk) => self.inner.delta(r, kk, eps),
+            Err(_) => Self::single_user_delta(r, eps),
+        }
+    }
+
+    /// Certified guarantee at delta of a uniform shuffle of k users (k = 1: eps0).
+    fn guarantee_k(
+        &self,
+        r: &LocalRandomizer,
+        k: u64,
+        delta: Delta,
+    ) -> Result<Guarantee, AccountingError> {
+        match NumUsers::new(k) {
+            Ok(kk) => self.inner.guarantee(r, kk, delta),
+            Err(_) => Ok(Guarantee {
+                epsilon: r.eps0(),
+                delta: delta.get(),
+                method: self.inner.method(),
+            }),
+        }
+    }
+
+    fn certify_k(&self, r: &LocalRandomizer, k: u64, eps: f64, delta: f64) -> Option<Method> {
+        match NumUsers::new(k) {
+            Ok(kk) => self.inner.certify_at(r, kk, eps, delta),
+            Err(_) => Self::single_user_delta(r, eps)
+                .is_ok_and(|d| d <= delta)
+                .then(|| self.inner.method()),
+        }
+    }
+
+    /// For each class the best option's result, then the worst class (by `worse`). A class
+    /// none of whose options answers makes the whole an error.
+    fn max_min<T: Copy>(
+        n: NumUsers,
+        f: impl Fn(u64) -> Result<T, AccountingError>,
+        better: impl Fn(&T, &T) -> bool,
+    ) -> Result<T, AccountingError> {
+        let mut worst: Option<T> = None;
+        for class in Self::user_classes(n.get()) {
+            let mut best: Option<T> = None;
+            let mut err = None;
+            for k in class {
+                match f(k) {
+                    Ok(v) => {
+                        if best.as_ref().is_none_or(|b| better(&v, b)) {
+                            best = Some(v);
+                        }
+                    }
+                    Err(e) => {
+                        err.get_or_insert(e);
+                    }
+                }
+            }
+            let Some(b) = best else {
+                return Err(err.expect("a class has options"));
+            };
+            if worst.as_ref().is_none_or(|w| better(w, &b)) {
+                worst = Some(b);
+            }
+        }
+        Ok(worst.expect("n >= 2 has a class"))
     }
 }
 
@@ -136,14 +236,11 @@ impl<A: ShuffleAccountant> ShuffleAccountant for AlternatingAccountant<A> {
         n: NumUsers,
         delta: Delta,
     ) -> Result<Guarantee, AccountingError> {
-        match Self::column(n) {
-            Some(col) => self.inner.guarantee(randomizer, col, delta),
-            None => Ok(Guarantee {
-                epsilon: randomizer.eps0(),
-                delta: delta.get(),
-                method: self.inner.method(),
-            }),
-        }
+        Self::max_min(
+            n,
+            |k| self.guarantee_k(randomizer, k, delta),
+            |a, b| a.epsilon < b.epsilon,
+        )
     }
 
     fn certify_at(
@@ -153,12 +250,14 @@ impl<A: ShuffleAccountant> ShuffleAccountant for AlternatingAccountant<A> {
         eps: f64,
         delta: f64,
     ) -> Option<Method> {
-        match Self::column(n) {
-            Some(col) => self.inner.certify_at(randomizer, col, eps, delta),
-            None => Self::single_user_delta(randomizer, eps)
-                .is_ok_and(|d| d <= delta)
-                .then(|| self.inner.method()),
+        let mut method = None;
+        for class in Self::user_classes(n.get()) {
+            let m = class
+                .iter()
+                .find_map(|&k| self.certify_k(randomizer, k, eps, delta))?;
+            method.get_or_insert(m);
         }
+        method
     }
 
     fn delta(
@@ -167,12 +266,11 @@ impl<A: ShuffleAccountant> ShuffleAccountant for AlternatingAccountant<A> {
         n: NumUsers,
         eps: f64,
     ) -> Result<f64, AccountingError> {
-        match Self::column(n) {
-            Some(col) => self.inner.delta(randomizer, col, eps),
-            None => Self::single_user_delta(randomizer, eps),
-        }
+        Self::max_min(n, |k| self.delta_k(randomizer, k, eps), |a, b| a < b)
     }
 
+    /// The largest over classes of the smallest over options of the inner `min_gamma` (k = 1:
+    /// the local curve's), raised until [`ShuffleAccountant::certify_at`] holds.
     fn min_gamma(
         &self,
         m: DomainSize,
@@ -180,15 +278,29 @@ impl<A: ShuffleAccountant> ShuffleAccountant for AlternatingAccountant<A> {
         eps: Epsilon,
         delta: Delta,
     ) -> Result<f64, AccountingError> {
-        match Self::column(n) {
-            Some(col) => self.inner.min_gamma(m, col, eps, delta),
-            None => smallest_certified_gamma(|gamma| {
-                let r = LocalRandomizer::Grr { m: m.get(), gamma };
-                grr_local_epsilon(m.get(), gamma).is_finite()
-                    && self.certify_at(&r, n, eps.get(), delta.get()).is_some()
-            })
-            .ok_or_else(|| AccountingError::unreachable(self.inner.method(), m, n, eps, delta)),
-        }
+        let certified = |gamma: f64| {
+            self.certify_at(
+                &LocalRandomizer::Grr { m: m.get(), gamma },
+                n,
+                eps.get(),
+                delta.get(),
+            )
+            .is_some()
+        };
+        let gamma0 = Self::max_min(
+            n,
+            |k| match NumUsers::new(k) {
+                Ok(kk) => self.inner.min_gamma(m, kk, eps, delta),
+                Err(_) => super::smallest_certified_gamma(|gamma| {
+                    let r = LocalRandomizer::Grr { m: m.get(), gamma };
+                    self.certify_k(&r, 1, eps.get(), delta.get()).is_some()
+                })
+                .ok_or_else(|| AccountingError::unreachable(self.inner.method(), m, n, eps, delta)),
+            },
+            |a, b| a < b,
+        )?;
+        raise_until_certified(gamma0, certified)
+            .ok_or_else(|| AccountingError::unreachable(self.inner.method(), m, n, eps, delta))
     }
 }
 
@@ -396,25 +508,47 @@ mod tests {
     }
 
     #[test]
-    fn min_gamma_is_certified_and_delegates_to_the_column() {
+    fn user_classes_match_the_layout() {
+        for n in 1..400usize {
+            let l = GridLayout::new(n);
+            let (w, h) = (l.width(), l.height());
+            let r = l.row_len(h - 1);
+            let mut want = vec![];
+            if (0..h).any(|row| l.row_len(row) == w) {
+                let min_col = (0..w).map(|c| l.column_height(c)).min().unwrap();
+                want.push([w as u64, min_col as u64]);
+            }
+            if r < w {
+                let max_col = (0..r).map(|c| l.column_height(c)).min().unwrap();
+                want.push([r as u64, max_col as u64]);
+            }
+            assert_eq!(
+                AlternatingAccountant::<Best>::user_classes(n as u64),
+                want,
+                "n = {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn min_gamma_is_certified_and_delegates_for_a_square() {
         let acct = AlternatingAccountant::new(Best::default());
         let m = DomainSize::new(2).unwrap();
         let eps = Epsilon::new(1.0).unwrap();
         let delta = Delta::new(1e-6).unwrap();
-        for n in [3u64, 5, 100, 10_000] {
+        for n in [2u64, 3, 5, 12, 99, 100, 10_000] {
             let nn = NumUsers::new(n).unwrap();
             let g = acct.min_gamma(m, nn, eps, delta).unwrap();
             let r = LocalRandomizer::Grr { m: 2, gamma: g };
             assert!(acct.certify_at(&r, nn, 1.0, 1e-6).is_some(), "n = {n}");
-            let col = AlternatingAccountant::<Best>::column_users(n);
-            if col >= 2 {
-                let inner = Best::default()
-                    .min_gamma(m, NumUsers::new(col).unwrap(), eps, delta)
-                    .unwrap();
-                assert_eq!(g, inner);
-            } else {
-                // One user per column: local privacy, eps0 <= 1 up to the delta slack.
-                assert!(grr_local_epsilon(2, g) < 1.0 + 1e-3);
+            assert!(
+                acct.epsilon(&r, nn, delta).unwrap() <= 1.0 + 1e-6,
+                "n = {n}"
+            );
+            if n.isqrt().pow(2) == n {
+                let k = NumUsers::new(n.isqrt()).unwrap();
+                let inner = Best::default().min_gamma(m, k, eps, delta).unwrap();
+                assert_eq!(g, inner, "n = {n}");
             }
         }
     }

@@ -10,6 +10,7 @@
 // The Stirling table keeps its 20 computed digits.
 #![allow(clippy::neg_cmp_op_on_partial_ord, clippy::excessive_precision)]
 
+pub mod alternating;
 pub mod best;
 pub mod binomial;
 pub mod blanket_closed;
@@ -21,6 +22,7 @@ pub mod grr_exact;
 mod liveness;
 pub mod variation_ratio;
 
+pub use alternating::AlternatingAccountant;
 pub use best::Best;
 pub use blanket_closed::BlanketTheorem31;
 pub use clones::{Fmt21Numerical, StrongerClones};

@@ -24,7 +24,9 @@
 //! share the same pi and draw independent secret permutations
 //! ([`AlternatingShuffler::shuffle_instances`]).
 //!
-//! The accounting for A^2_pi (the per-column bound composed over columns) is not here.
+//! The accounting for A^2_pi is [`crate::accounting::AlternatingAccountant`]: a certified
+//! uniform-shuffle bound at the smallest column height, floor(n / w) users (what is proved,
+//! and what of the paper's proof shape is not used, is documented there).
 
 use super::{Shuffler, ShufflerTrust};
 use crate::sample::uniform_usize;

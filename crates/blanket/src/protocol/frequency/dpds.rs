@@ -160,37 +160,8 @@ impl Dpds {
         rng: &mut R,
         cost: &mut RoleCost,
     ) -> Vec<Vec<u64>> {
-        let n = self.users as usize;
-        let q = self.modulus;
-        let mut shares = vec![vec![0u64; tau.len()]; n];
-        for (j, &t) in tau.iter().enumerate() {
-            let mut partial: Option<u64> = None;
-            for share in shares.iter_mut().take(n - 1) {
-                let s = q.uniform(rng);
-                cost.random_samples += 1;
-                share[j] = s;
-                partial = Some(match partial {
-                    None => s,
-                    Some(acc) => {
-                        cost.additions += 1;
-                        q.add(acc, s)
-                    }
-                });
-            }
-            shares[n - 1][j] = match partial {
-                None => t,
-                Some(acc) => {
-                    cost.additions += 1;
-                    q.sub(t, acc)
-                }
-            };
-        }
-        let nn = tau.len() as u64;
-        cost.messages_sent += self.users - 1;
-        cost.elements_sent += (self.users - 1) * nn;
-        cost.elements_kept += nn;
-        debug_assert!(user < n);
-        shares
+        debug_assert!(user < self.users as usize);
+        share_vector(self.modulus, self.users as usize, tau, rng, cost)
     }
 
     /// User role, round 1, with OS randomness: the share vectors s_(user,k) for k = 0..n
@@ -223,15 +194,8 @@ impl Dpds {
     /// Helper role (user k), round 2: t_k = sum of the n share vectors addressed to k (its own
     /// included), sent to the server.
     pub fn helper_round2(&self, received: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
-        let q = self.modulus;
         let nn = self.items as u64;
-        let mut t = received[0].clone();
-        for r in &received[1..] {
-            for (a, &b) in t.iter_mut().zip(r) {
-                *a = q.add(*a, b);
-            }
-            cost.additions += nn;
-        }
+        let t = sum_vectors(self.modulus, received, cost);
         let others = received.len() as u64 - 1;
         cost.messages_received += others;
         cost.elements_received += others * nn;
@@ -242,18 +206,10 @@ impl Dpds {
 
     /// Server role: tau_hat = sum_k t_k mod q (the integer counts, since q > n).
     pub fn server_reconstruct(&self, sums: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
-        let q = self.modulus;
         let nn = self.items as u64;
         cost.messages_received += sums.len() as u64;
         cost.elements_received += sums.len() as u64 * nn;
-        let mut acc = sums[0].clone();
-        for t in &sums[1..] {
-            for (a, &b) in acc.iter_mut().zip(t) {
-                *a = q.add(*a, b);
-            }
-            cost.additions += nn;
-        }
-        acc
+        sum_vectors(self.modulus, sums, cost)
     }
 
     /// The whole protocol on simulation randomness: participation bits from
@@ -328,7 +284,7 @@ impl Dpds {
                     counts[x as usize] += u64::from(bernoulli.sample(&mut part));
                 }
                 let sums = (mode == DpdsMode::FastWithServerView)
-                    .then(|| self.sample_server_view(&counts, &mut share_rng));
+                    .then(|| sample_server_view(self.modulus, n, &counts, &mut share_rng));
                 let mut costs = self.closed_form_costs();
                 costs.server.multiplications = 0; // added by `scale` below
                 (counts, sums, costs)
@@ -345,29 +301,81 @@ impl Dpds {
             helper_sums,
         })
     }
-
-    /// (t_1..t_n) uniform subject to sum_k t_k = counts (mod q): the literal server view.
-    fn sample_server_view<R: CryptoRng + ?Sized>(
-        &self,
-        counts: &[u64],
-        rng: &mut R,
-    ) -> Vec<Vec<u64>> {
-        let q = self.modulus;
-        let n = self.users as usize;
-        let mut sums = vec![vec![0u64; counts.len()]; n];
-        for (j, &c) in counts.iter().enumerate() {
-            let mut acc = 0;
-            for t in sums.iter_mut().take(n - 1) {
-                t[j] = q.uniform(rng);
-                acc = q.add(acc, t[j]);
-            }
-            sums[n - 1][j] = q.sub(c, acc);
-        }
-        sums
-    }
 }
 
-fn with_user(e: FrequencyError, user: usize) -> FrequencyError {
+/// (t_1..t_n) uniform subject to sum_k t_k = totals (mod q): the literal server view of an
+/// n-party additive sharing whose shares sum to `totals` (module docs).
+pub(crate) fn sample_server_view<R: CryptoRng + ?Sized>(
+    q: Modulus,
+    n: usize,
+    totals: &[u64],
+    rng: &mut R,
+) -> Vec<Vec<u64>> {
+    let mut sums = vec![vec![0u64; totals.len()]; n];
+    for (j, &c) in totals.iter().enumerate() {
+        let mut acc = 0;
+        for t in sums.iter_mut().take(n - 1) {
+            t[j] = q.uniform(rng);
+            acc = q.add(acc, t[j]);
+        }
+        sums[n - 1][j] = q.sub(c, acc);
+    }
+    sums
+}
+
+/// n additive shares of the vector `tau` over Z_q (per coordinate: n - 1 uniform, the last
+/// tau_j minus their sum), counting (n - 1) N uniform samples and (n - 1) N additions, and the
+/// sending of n - 1 vectors (one share vector kept).
+pub(crate) fn share_vector<R: CryptoRng + ?Sized>(
+    q: Modulus,
+    n: usize,
+    tau: &[u64],
+    rng: &mut R,
+    cost: &mut RoleCost,
+) -> Vec<Vec<u64>> {
+    let mut shares = vec![vec![0u64; tau.len()]; n];
+    for (j, &t) in tau.iter().enumerate() {
+        let mut partial: Option<u64> = None;
+        for share in shares.iter_mut().take(n - 1) {
+            let s = q.uniform(rng);
+            cost.random_samples += 1;
+            share[j] = s;
+            partial = Some(match partial {
+                None => s,
+                Some(acc) => {
+                    cost.additions += 1;
+                    q.add(acc, s)
+                }
+            });
+        }
+        shares[n - 1][j] = match partial {
+            None => t,
+            Some(acc) => {
+                cost.additions += 1;
+                q.sub(t, acc)
+            }
+        };
+    }
+    let (others, nn) = (n as u64 - 1, tau.len() as u64);
+    cost.messages_sent += others;
+    cost.elements_sent += others * nn;
+    cost.elements_kept += nn;
+    shares
+}
+
+/// The coordinate-wise sum mod q of `vectors` (at least one), counting (len - 1) N additions.
+pub(crate) fn sum_vectors(q: Modulus, vectors: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
+    let mut acc = vectors[0].clone();
+    for v in &vectors[1..] {
+        for (a, &b) in acc.iter_mut().zip(v) {
+            *a = q.add(*a, b);
+        }
+        cost.additions += acc.len() as u64;
+    }
+    acc
+}
+
+pub(crate) fn with_user(e: FrequencyError, user: usize) -> FrequencyError {
     match e {
         FrequencyError::ItemOutOfDomain { item, items, .. } => {
             FrequencyError::ItemOutOfDomain { user, item, items }

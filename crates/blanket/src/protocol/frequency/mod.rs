@@ -9,6 +9,9 @@
 //! * [`Dpds`]: no trusted party; each user samples itself and n-party additively shares its
 //!   sampled one-hot vector over Z_q (Algorithm 2), with a literal mode that materializes every
 //!   share and a fast mode with the same output distribution ([`DpdsMode`]).
+//! * [`Dpdg`]: the distributed Gaussian baseline: each user adds exact discrete Gaussian noise
+//!   on a fixed-point grid (corrected per-user variance) and shares as in DPDS; worst-case
+//!   (eps, delta), no data condition.
 //!
 //! **The guarantee is data-dependent.** Sampling hides a user only among the other holders of
 //! its item, so (eps, delta) with eps = ln(1/(1 - p)) holds only for datasets in which every
@@ -18,9 +21,11 @@
 //! violations in every [`FrequencyReport`].
 
 pub mod dpcs;
+pub mod dpdg;
 pub mod dpds;
 
 pub use dpcs::Dpcs;
+pub use dpdg::Dpdg;
 pub use dpds::{Dpds, DpdsMode, DpdsRun};
 
 use serde::Serialize;
@@ -219,6 +224,9 @@ pub enum GuaranteeKind {
         /// Items below the threshold, with their holder counts.
         violations: Vec<Violation>,
     },
+    /// Worst-case (eps, delta)-DP with no condition on the data (DPDG), given that every user
+    /// adds its share of the noise.
+    WorstCase,
 }
 
 /// Operation and communication counts of one role (see `docs/frequency.md`, "What is counted").
@@ -255,7 +263,7 @@ pub struct Costs {
 /// The guarantee, parameters and predicted error attached to every output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrequencyReport {
-    /// `dpcs` or `dpds`.
+    /// `dpcs`, `dpds` or `dpdg`.
     pub protocol: &'static str,
     /// Users n.
     pub users: u64,
@@ -285,7 +293,9 @@ pub struct FrequencyReport {
 /// An estimate with its report and costs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrequencyEstimate {
-    /// tau_hat_j: sampled holders of item j (reconstructed by the server).
+    /// DPCS/DPDS: tau_hat_j, the sampled holders of item j (reconstructed by the server).
+    /// DPDG: the noisy count psi_hat_j n rounded to the nearest integer, negatives to 0
+    /// (exact counts when the noise is off).
     pub sampled_counts: Vec<u64>,
     /// psi_hat_j = tau_hat_j / (p n).
     pub estimate: Vec<f64>,
@@ -498,7 +508,10 @@ mod tests {
             violations,
             required_holders,
             ..
-        } = &r.guarantee_kind;
+        } = &r.guarantee_kind
+        else {
+            panic!("sampling protocols are data-dependent")
+        };
         assert_eq!(*required_holders, 2);
         assert_eq!(
             violations,

@@ -536,3 +536,46 @@ mod tests {
         assert!((ok.predicted_variance[0] - 0.5 * 0.5 / (0.5 * 10.0)).abs() < 1e-15);
     }
 }
+
+#[cfg(test)]
+mod scale_anchor {
+    use super::*;
+    use crate::rng::simulation_rng;
+    use std::time::Instant;
+
+    /// Realistic-scale anchor (ignored by default; `cargo test -p blanket --lib
+    /// frequency_scale_anchor -- --ignored --nocapture`): DPCS at n = 10^6, DPDS fast mode at
+    /// n = 10^5, N = 10^3, DPDG fast mode at n = 10^4, N = 10^2; prints wall times.
+    #[test]
+    #[ignore]
+    fn frequency_scale_anchor() {
+        let items = 1000u32;
+        let s = Sampling::from_epsilon(0.5, 1e-4).unwrap();
+        let data: Vec<u32> = (0..1_000_000u32).map(|i| i % items).collect();
+        let t = Instant::now();
+        let out = Dpcs::new(items, s, ConditionPolicy::Refuse)
+            .unwrap()
+            .simulate(&data, &mut simulation_rng(1))
+            .unwrap();
+        eprintln!("dpcs n=1e6 N=1e3: {:?}", t.elapsed());
+        assert_eq!(out.estimate.len(), 1000);
+        let data = &data[..100_000];
+        let t = Instant::now();
+        let run = Dpds::new(100_000, items, s, 1 << 32, ConditionPolicy::Refuse)
+            .unwrap()
+            .simulate(data, DpdsMode::Fast, 1)
+            .unwrap();
+        eprintln!("dpds fast n=1e5 N=1e3: {:?}", t.elapsed());
+        assert_eq!(run.output.costs.per_user.elements_sent, 100_000 * 1000);
+        let data: Vec<u32> = (0..10_000u32).map(|i| i % 100).collect();
+        let t = Instant::now();
+        Dpdg::new(10_000, 100, 0.5, 1e-6, 8)
+            .unwrap()
+            .simulate(&data, DpdsMode::Fast, 1)
+            .unwrap();
+        eprintln!(
+            "dpdg fast n=1e4 N=1e2 (1e6 discrete Gaussians): {:?}",
+            t.elapsed()
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! Protocols: (randomizer, analyzer, parameters, guarantee, predicted error), one module each.
 
+pub mod frequency;
 pub mod histogram;
 pub mod ikos;
 pub mod ikos_sum;

@@ -205,3 +205,40 @@ fn compare_sum_json_keys() {
     assert!(mse(3) > 10.0 * mse(1));
     assert!(rows[1]["messages_per_user"].as_u64().unwrap() >= 2);
 }
+
+#[test]
+fn compare_sum_bad_input_and_plot() {
+    fails_code(
+        2,
+        &[
+            "compare", "sum", "--n", "100", "--eps", "0", "--delta", "1e-6",
+        ],
+        "--eps",
+    );
+    fails_code(
+        2,
+        &[
+            "compare", "sum", "--n", "1", "--eps", "1", "--delta", "1e-6",
+        ],
+        "--n",
+    );
+    let png = common::temp_dir("compare-plot").join("compare_sum.png");
+    let v = json(&[
+        "compare",
+        "sum",
+        "--n",
+        "200",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "1",
+        "--plot",
+        png.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["n"], 200);
+    let bytes = std::fs::read(&png).expect("plot written");
+    assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
+}

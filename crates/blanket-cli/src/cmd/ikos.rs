@@ -495,6 +495,10 @@ pub struct CompareSumArgs {
     /// Which bound certifies the single-message scalar sum.
     #[arg(long, value_enum, default_value_t)]
     pub accountant: AccountantChoice,
+    /// Also write a PNG of predicted MSE against n (10^2 to 10^6, log axes) at this
+    /// (eps, delta) for the four protocols (e.g. docs/figures/compare_sum.png).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -707,6 +711,9 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         trust: "none: each report is eps-DP on its own (local model)",
         note: "randomized rounding to a bit, then binary randomized response; worst case n (e^eps+1)^2 / (4 (e^eps-1)^2) (Warner 1965; Wang et al., USENIX Security 2017); pure eps-LDP (the observed error uses a floating-point coin: a simulation, not a deployment)".into(),
     });
+    if let Some(path) = &a.plot {
+        plot_against_n(path, eps, a.delta, a.accountant)?;
+    }
     pb.finish_and_clear();
     let report = CompareSum {
         n,
@@ -761,5 +768,159 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         println!("{}: {}", r.name, r.note);
     }
     println!("MSE: {}", report.mse_meaning);
+    Ok(())
+}
+
+/// Users of the plot's sweep (the IKOS sum only up to [`MAX_USERS`]).
+const PLOT_USERS: [u64; 9] = [
+    100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000,
+];
+
+/// Predicted MSE of each protocol of `compare sum` at n users (None: not available).
+fn predicted_at(
+    n: u64,
+    eps: f64,
+    delta: f64,
+    acct: AccountantChoice,
+) -> Result<[(&'static str, Option<f64>); 4]> {
+    let target = Target {
+        eps: Epsilon::new(eps)?,
+        delta: Delta::new(delta)?,
+        n: NumUsers::new(n)?,
+    };
+    let scalar = cal_cmd::scalar_sum(None, false, &target, resolve(acct).as_ref())
+        .map(|(_, c)| c.predicted_mse)
+        .ok();
+    let ikos = if n <= MAX_USERS {
+        Some(
+            build(n, eps, sigma_for_delta(eps, delta)?)?
+                .report()
+                .predicted_mse,
+        )
+    } else {
+        None
+    };
+    let p = precision(n) as f64;
+    let alpha = alpha_num(eps, p as u64) as f64 / (1u64 << 40) as f64;
+    let central = (2.0 * alpha / ((1.0 - alpha) * (1.0 - alpha)) + 0.25) / (p * p);
+    let e = eps.exp();
+    let rr = n as f64 * ((e + 1.0) / (e - 1.0)).powi(2) / 4.0;
+    Ok([
+        ("scalar-sum", scalar),
+        ("ikos-sum", ikos),
+        ("central-discrete-laplace", Some(central)),
+        ("local-randomized-response", Some(rr)),
+    ])
+}
+
+/// Writes the PNG of predicted MSE against n (log axes).
+fn plot_against_n(
+    path: &std::path::Path,
+    eps: f64,
+    delta: f64,
+    acct: AccountantChoice,
+) -> Result<()> {
+    use crate::plot::{log_ticks, register_plot_font, tick_label};
+    use anyhow::anyhow;
+    use plotters::prelude::*;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        super::common::writable_dir(dir)?;
+    }
+    let mut series: Vec<(&'static str, Vec<(f64, f64)>)> = Vec::new();
+    for &n in &PLOT_USERS {
+        for (name, v) in predicted_at(n, eps, delta, acct)? {
+            let i = match series.iter().position(|(s, _)| *s == name) {
+                Some(i) => i,
+                None => {
+                    series.push((name, Vec::new()));
+                    series.len() - 1
+                }
+            };
+            if let Some(v) = v {
+                series[i].1.push((n as f64, v));
+            }
+        }
+    }
+    let ys = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1));
+    let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), y| (a.min(y), b.max(y)));
+    let (x0, x1) = (70.0, 1.5e6);
+    let (y0, y1) = (y0 / 2.0, y1 * 4.0);
+    let text = register_plot_font();
+    let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
+    let root = BitMapBackend::new(path, (960, 640)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption(
+                format!(
+                    "Sums of n values in [0, 1] at eps = {}, delta = {}: predicted MSE",
+                    echo(eps),
+                    echo(delta)
+                ),
+                ("sans-serif", 22),
+            )
+            .x_label_area_size(50)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder
+        .build_cartesian_2d(
+            (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
+            (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
+        )
+        .map_err(|e| err(&e))?;
+    if text {
+        chart
+            .configure_mesh()
+            .x_desc("users n")
+            .y_desc("MSE of the estimated sum")
+            .x_label_formatter(&|x| tick_label(*x))
+            .y_label_formatter(&|y| tick_label(*y))
+            .light_line_style(BLACK.mix(0.0))
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| err(&e))?;
+    } else {
+        chart
+            .configure_mesh()
+            .x_labels(0)
+            .y_labels(0)
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    let colours = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+    ];
+    for ((name, v), colour) in series.iter().zip(colours) {
+        let style = colour.stroke_width(2);
+        let line = chart
+            .draw_series(LineSeries::new(v.iter().copied(), style))
+            .map_err(|e| err(&e))?;
+        if text {
+            line.label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+        chart
+            .draw_series(
+                v.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+            )
+            .map_err(|e| err(&e))?;
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 mod accountant;
 mod bench_accounting;
 mod bench_crypto;
+mod bench_ikos;
 mod cmd;
 mod data;
 mod exit;
@@ -40,6 +41,9 @@ enum Command {
     /// predicted error.
     #[command(subcommand)]
     Simulate(cmd::simulate::SimulateCommand),
+    /// Compare protocols at equal (eps, delta): error, messages and bytes per user, trust.
+    #[command(subcommand)]
+    Compare(CompareCommand),
     /// Certified amplification bounds, composition and privacy curves.
     #[command(subcommand)]
     Account(cmd::account::AccountCommand),
@@ -60,6 +64,13 @@ enum Command {
     },
     /// Print the man page (roff), e.g. `blanket man > blanket.1`.
     Man,
+}
+
+#[derive(Subcommand)]
+enum CompareCommand {
+    /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum, central discrete
+    /// Laplace, local randomized response.
+    Sum(cmd::ikos::CompareSumArgs),
 }
 
 #[derive(Args)]
@@ -109,6 +120,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Calibrate(c) => cmd::calibrate::run(&c),
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
+        Command::Compare(CompareCommand::Sum(a)) => cmd::ikos::compare(&a),
         Command::Experiment(c) => cmd::experiment::run(&c),
         Command::Audit(c) => cmd::audit::run(&c),
         Command::Completions { shell } => {

@@ -53,6 +53,7 @@ struct BenchReport {
     histogram: Throughput,
     scalar_sum: Throughput,
     vector_sum: Throughput,
+    ikos_sum: crate::bench_ikos::IkosThroughput,
 }
 
 /// Best of `tries` runs of `f`, in users per second.
@@ -202,6 +203,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         histogram,
         scalar_sum,
         vector_sum,
+        ikos_sum: crate::bench_ikos::measure(3)?,
     };
     if a.json {
         return print_json(&report);
@@ -236,5 +238,6 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
             ]
         )
     );
+    crate::bench_ikos::print(&report.ikos_sum);
     Ok(())
 }

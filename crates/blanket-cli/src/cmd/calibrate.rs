@@ -23,6 +23,10 @@ pub enum CalibrateCommand {
     /// Sum of vectors in [0, 1]^d (t sampled coordinates per user, each rounded to k levels
     /// and randomized by GRR over k + 1 values; Scott et al. 2021).
     VectorSum(VectorSumArgs),
+    /// DP sum of reals in [0, 1] over split-and-mix (IKOS): m additive shares per client mod q,
+    /// exact distributed discrete Laplace noise; no gamma (eps fixes the noise, sigma fixes
+    /// delta = (1 + e^eps) 2^-sigma).
+    IkosSum(super::ikos::CalibrateIkosArgs),
 }
 
 /// Arguments of `calibrate histogram`.
@@ -531,6 +535,7 @@ fn eps_note(target: &Target, method: Method) -> Vec<String> {
 /// Runs `blanket calibrate`.
 pub fn run(cmd: &CalibrateCommand) -> Result<()> {
     match cmd {
+        CalibrateCommand::IkosSum(a) => super::ikos::calibrate(a),
         CalibrateCommand::Histogram(a) => {
             let target = a.target.target(a.n)?;
             let m = DomainSize::new(a.domain)?;

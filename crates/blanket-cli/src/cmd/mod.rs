@@ -7,4 +7,5 @@ pub mod calibrate;
 pub mod common;
 pub mod demo;
 pub mod experiment;
+pub mod ikos;
 pub mod simulate;

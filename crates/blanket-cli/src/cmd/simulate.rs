@@ -29,6 +29,9 @@ pub enum SimulateCommand {
     ScalarSum(SimScalarSumArgs),
     /// Sum of vectors in [0, 1]^d.
     VectorSum(SimVectorSumArgs),
+    /// DP sum of reals in [0, 1] over split-and-mix (IKOS): m shares per client, one uniform
+    /// shuffle of all shares.
+    IkosSum(super::ikos::SimIkosArgs),
 }
 
 /// Options shared by every simulation.
@@ -240,6 +243,7 @@ impl SimulationReport {
 /// Runs `blanket simulate`.
 pub fn run(cmd: &SimulateCommand) -> Result<()> {
     match cmd {
+        SimulateCommand::IkosSum(a) => super::ikos::simulate(a),
         SimulateCommand::Histogram(a) => {
             let m = DomainSize::new(a.domain)?;
             let (users, prov) = data::categories(

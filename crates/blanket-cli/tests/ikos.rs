@@ -1,0 +1,244 @@
+//! End-to-end tests of the IKOS (split-and-mix) sum commands: `calibrate ikos-sum`,
+//! `simulate ikos-sum`, `compare sum`.
+
+mod common;
+
+use common::{fails_code, json, temp_file};
+
+#[test]
+fn calibrate_ikos_sum_json_keys_and_delta() {
+    let v = json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "100",
+        "--eps",
+        "1",
+        "--sigma",
+        "30",
+        "--json",
+    ]);
+    for key in [
+        "p",
+        "q",
+        "m",
+        "alpha",
+        "sigma",
+        "eps_realized",
+        "delta",
+        "predicted_mse",
+        "bytes_per_user",
+        "assumes",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["p"], 10);
+    assert_eq!(v["sigma"], 30);
+    let delta = v["delta"].as_f64().unwrap();
+    let want = (1.0 + 1f64.exp()) * 2f64.powi(-30);
+    assert!((delta - want).abs() <= 1e-12 * want, "{delta} vs {want}");
+    assert!(v["eps_realized"].as_f64().unwrap() <= 1.0);
+    // --delta D picks the smallest sigma with (1 + e^eps) 2^-sigma <= D.
+    let v = json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "100",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-8",
+        "--json",
+    ]);
+    let sigma = v["sigma"].as_i64().unwrap() as i32;
+    let d = |s: i32| (1.0 + 1f64.exp()) * 2f64.powi(-s);
+    assert!(d(sigma) <= 1e-8 && d(sigma - 1) > 1e-8, "sigma {sigma}");
+    assert!(v["delta"].as_f64().unwrap() <= 1e-8);
+}
+
+/// Observed MSE over 400 repetitions at n = 400 against the predicted upper bound
+/// (rounding <= 1/4 per client, so the bound is nearly tight on the ECG data). The sample
+/// mean of 400 squared errors of a near-Laplace error has relative sd about
+/// sqrt(5/400) ~ 0.11; we accept 0.6 <= ratio <= 1.25 (more than 2 sd on each side).
+#[test]
+fn simulate_ikos_sum_matches_prediction() {
+    let v = json(&[
+        "simulate", "ikos-sum", "--n", "400", "--eps", "1", "--sigma", "30", "--reps", "400",
+        "--seed", "7", "--json",
+    ]);
+    for key in [
+        "mse",
+        "predicted_mse",
+        "seconds",
+        "shuffled",
+        "n",
+        "reps",
+        "seed",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["n"], 400);
+    assert_eq!(v["reps"], 400);
+    assert_eq!(v["shuffled"], true);
+    let ratio = v["mse"].as_f64().unwrap() / v["predicted_mse"].as_f64().unwrap();
+    assert!(
+        (0.6..=1.25).contains(&ratio),
+        "observed / predicted = {ratio}"
+    );
+}
+
+#[test]
+fn simulate_ikos_sum_reads_csv() {
+    let f = temp_file("ikos.csv", "0\n0.25\n0.5\n1\n0.75\n");
+    let v = json(&[
+        "simulate",
+        "ikos-sum",
+        "--eps",
+        "2",
+        "--sigma",
+        "20",
+        "--reps",
+        "3",
+        "--data",
+        f.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["n"], 5);
+    assert!((v["true_sum"].as_f64().unwrap() - 2.5).abs() < 1e-12);
+}
+
+#[test]
+fn ikos_bad_input_exits_2_naming_the_flag() {
+    let base = ["simulate", "ikos-sum", "--reps", "1"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let check = |extra: &[&str], needle: &str| {
+        let args = with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails_code(2, &args, needle);
+    };
+    check(&["--n", "1", "--eps", "1"], "--n");
+    check(&["--n", "40000", "--eps", "1"], "--n");
+    check(&["--n", "100", "--eps", "0"], "--eps");
+    check(&["--n", "100", "--eps", "-1"], "--eps");
+    check(&["--n", "100", "--eps", "1", "--sigma", "0"], "--sigma");
+    check(&["--n", "100", "--eps", "1", "--sigma", "513"], "--sigma");
+    check(&["--n", "100", "--eps", "1", "--delta", "0"], "--delta");
+    check(
+        &["--n", "100", "--eps", "1", "--delta", "1e-300"],
+        "--delta",
+    );
+    let f = temp_file("ikos-bad.csv", "0.5\n1.2\n");
+    check(&["--eps", "1", "--data", f.to_str().unwrap()], "--data");
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-sum",
+            "--n",
+            "100",
+            "--eps",
+            "1",
+            "--sigma",
+            "600",
+        ],
+        "--sigma",
+    );
+    fails_code(
+        2,
+        &["calibrate", "ikos-sum", "--n", "1", "--eps", "1"],
+        "--n",
+    );
+}
+
+#[test]
+fn alternating_shuffler_is_refused() {
+    fails_code(
+        2,
+        &[
+            "simulate",
+            "ikos-sum",
+            "--n",
+            "100",
+            "--eps",
+            "1",
+            "--shuffler",
+            "alternating",
+        ],
+        "no established guarantee",
+    );
+}
+
+#[test]
+fn compare_sum_json_keys() {
+    let v = json(&[
+        "compare", "sum", "--n", "400", "--eps", "1", "--delta", "1e-6", "--reps", "2", "--json",
+    ]);
+    let rows = v["protocols"].as_array().expect("protocols array");
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "scalar-sum",
+            "ikos-sum",
+            "central-discrete-laplace",
+            "local-randomized-response"
+        ]
+    );
+    for r in rows {
+        for key in [
+            "name",
+            "predicted_mse",
+            "observed_mse",
+            "messages_per_user",
+            "bytes_per_user",
+            "trust",
+        ] {
+            assert!(r.get(key).is_some(), "missing {key} in {r}");
+        }
+        assert!(r["predicted_mse"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    // IKOS is within a constant of the central model; local RR is far worse.
+    let mse = |i: usize| rows[i]["predicted_mse"].as_f64().unwrap();
+    assert!(mse(1) < 3.0 * mse(2));
+    assert!(mse(3) > 10.0 * mse(1));
+    assert!(rows[1]["messages_per_user"].as_u64().unwrap() >= 2);
+}
+
+#[test]
+fn compare_sum_bad_input_and_plot() {
+    fails_code(
+        2,
+        &[
+            "compare", "sum", "--n", "100", "--eps", "0", "--delta", "1e-6",
+        ],
+        "--eps",
+    );
+    fails_code(
+        2,
+        &[
+            "compare", "sum", "--n", "1", "--eps", "1", "--delta", "1e-6",
+        ],
+        "--n",
+    );
+    let png = common::temp_dir("compare-plot").join("compare_sum.png");
+    let v = json(&[
+        "compare",
+        "sum",
+        "--n",
+        "200",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "1",
+        "--plot",
+        png.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["n"], 200);
+    let bytes = std::fs::read(&png).expect("plot written");
+    assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
+}

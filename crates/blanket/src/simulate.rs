@@ -12,7 +12,7 @@
 
 use crate::analyzer::{AggregateError, Aggregator};
 use crate::rng::{simulation_stream, SimulationRng};
-use crate::shuffle::{Shuffler, UniformShuffler};
+use crate::shuffle::UniformShuffler;
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -99,7 +99,7 @@ pub fn run<A, F, N>(
 ) -> Result<A, SimulationError>
 where
     A: Aggregator,
-    A::Message: Default + Sync,
+    A::Message: Default + Send + Sync,
     F: Fn(usize, &mut SimulationRng, &mut Vec<A::Message>) + Sync,
     N: Fn() -> A + Sync,
 {
@@ -147,7 +147,7 @@ where
                 }
             });
         let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(repetition));
-        UniformShuffler.shuffle(&mut all, &mut shuffle_rng);
+        UniformShuffler.shuffle_parallel(&mut all, &mut shuffle_rng);
         all.par_chunks(CHUNK)
             .try_fold(&new_state, |mut state, part| {
                 state.absorb_all(part)?;

@@ -1,7 +1,7 @@
 //! Reproducible, parallel end-to-end simulation: every user randomizes, the ideal shuffler
 //! permutes the messages (optionally), the analyzer absorbs them.
 //!
-//! Users are cut into fixed chunks of [`CHUNK`], each with its own ChaCha20 stream derived from
+//! Users are cut into fixed chunks of [`CHUNK`], each with its own ChaCha12 stream derived from
 //! (seed, repetition, chunk), so results do not depend on the number of threads. Without the
 //! shuffler, each worker streams chunk after chunk through one reusable buffer of at most
 //! `CHUNK * messages_per_user` messages into its own analyzer state, and the states are merged

@@ -1,5 +1,5 @@
 //! `blanket bench`: throughput of the code a real client runs (one user at a time, with a
-//! ChaCha20 CSPRNG seeded from the OS) plus the analyzer's aggregation, single thread and
+//! ChaCha12 CSPRNG seeded from the OS) plus the analyzer's aggregation, single thread and
 //! all threads. Benchmarks, not tests: figures go in the closing notes and the README.
 
 use crate::output::{num, print_json, table};
@@ -229,7 +229,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         ]
     };
     println!(
-        "Client randomizer (ChaCha20 CSPRNG from the OS) + aggregation, n = {} users, best of 3",
+        "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of 3",
         n
     );
     println!(

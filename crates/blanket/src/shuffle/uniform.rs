@@ -7,8 +7,8 @@
 //! halves on separate threads.
 
 use super::{Shuffler, ShufflerTrust};
+use crate::rng::Chacha;
 use crate::sample::{uniform_u32, uniform_usize};
-use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, SeedableRng};
 
 /// Uniform random permutation of the messages.
@@ -39,7 +39,7 @@ impl Shuffler for UniformShuffler {
 impl UniformShuffler {
     /// A uniformly random permutation of `messages`: Fisher-Yates up to 2^21 messages,
     /// above that computed on all threads by MergeShuffle:
-    /// halves are permuted recursively (in parallel, each with its own ChaCha20 generator
+    /// halves are permuted recursively (in parallel, each with its own ChaCha12 generator
     /// seeded by 256 bits drawn from `rng`), blocks of at most 2^16 by Fisher-Yates, then each
     /// pair of halves is merged by [`merge`]. The recursion depends only on the length, so the
     /// result for a given `rng` state does not depend on the thread count. Not the same
@@ -95,8 +95,8 @@ fn merge_shuffle<T: Send, R: CryptoRng + ?Sized>(v: &mut [T], rng: &mut R, block
     let mid = v.len() / 2;
     let (a, b) = v.split_at_mut(mid);
     rayon::join(
-        || merge_shuffle(a, &mut ChaCha20Rng::from_seed(seeds[0]), block),
-        || merge_shuffle(b, &mut ChaCha20Rng::from_seed(seeds[1]), block),
+        || merge_shuffle(a, &mut Chacha::from_seed(seeds[0]), block),
+        || merge_shuffle(b, &mut Chacha::from_seed(seeds[1]), block),
     );
     merge(v, mid, rng);
 }

@@ -40,6 +40,32 @@ fn shuffle_json_keys_and_public_check_value() {
 }
 
 #[test]
+fn best_seconds_cover_every_method_evaluated() {
+    // `seconds` is the wall time of the whole call: every method in `all` is evaluated inside
+    // it, so it is at least the sum of their own times (structural, not a timing bound).
+    let v = json(&[
+        "account",
+        "shuffle",
+        "--eps0",
+        "2",
+        "--n",
+        "1e4",
+        "--delta",
+        "1e-6",
+        "--randomizer",
+        "krr",
+        "--domain",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(v["method"], "best");
+    let all = v["all"].as_array().expect("all");
+    assert!(all.len() > 1);
+    let sum: f64 = all.iter().map(|x| f(x, "seconds")).sum();
+    assert!(f(&v, "seconds") >= sum, "{} < {sum}", f(&v, "seconds"));
+}
+
+#[test]
 fn krr_only_methods_refuse_a_generic_randomizer() {
     for m in [
         "clones-krr",

@@ -1,7 +1,7 @@
 //! Reproducible, parallel end-to-end simulation: every user randomizes, the ideal shuffler
 //! permutes the messages (optionally), the analyzer absorbs them.
 //!
-//! Users are cut into fixed chunks of [`CHUNK`], each with its own ChaCha20 stream derived from
+//! Users are cut into fixed chunks of [`CHUNK`], each with its own ChaCha12 stream derived from
 //! (seed, repetition, chunk), so results do not depend on the number of threads. Without the
 //! shuffler, each worker streams chunk after chunk through one reusable buffer of at most
 //! `CHUNK * messages_per_user` messages into its own analyzer state, and the states are merged
@@ -12,7 +12,7 @@
 
 use crate::analyzer::{AggregateError, Aggregator};
 use crate::rng::{simulation_stream, SimulationRng};
-use crate::shuffle::{Shuffler, UniformShuffler};
+use crate::shuffle::UniformShuffler;
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -99,7 +99,7 @@ pub fn run<A, F, N>(
 ) -> Result<A, SimulationError>
 where
     A: Aggregator,
-    A::Message: Default + Sync,
+    A::Message: Default + Send + Sync,
     F: Fn(usize, &mut SimulationRng, &mut Vec<A::Message>) + Sync,
     N: Fn() -> A + Sync,
 {
@@ -147,7 +147,7 @@ where
                 }
             });
         let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(repetition));
-        UniformShuffler.shuffle(&mut all, &mut shuffle_rng);
+        UniformShuffler.shuffle_parallel(&mut all, &mut shuffle_rng);
         all.par_chunks(CHUNK)
             .try_fold(&new_state, |mut state, part| {
                 state.absorb_all(part)?;

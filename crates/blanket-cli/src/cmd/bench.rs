@@ -1,5 +1,5 @@
 //! `blanket bench`: throughput of the code a real client runs (one user at a time, with a
-//! ChaCha20 CSPRNG seeded from the OS) plus the analyzer's aggregation, single thread and
+//! ChaCha12 CSPRNG seeded from the OS) plus the analyzer's aggregation, single thread and
 //! all threads. Benchmarks, not tests: figures go in the closing notes and the README.
 
 use crate::output::{num, print_json, table};
@@ -42,6 +42,9 @@ pub struct Throughput {
     pub users_per_second_all_threads: f64,
     /// Threads used for the second figure.
     pub threads: usize,
+    /// Chunks the all-threads run splits the users into (each with its own OS-seeded CSPRNG
+    /// and aggregator, merged at the end): several per thread, so every core is busy.
+    pub chunks: usize,
     /// Users per measurement.
     pub n: u64,
     /// Parameters measured.
@@ -67,6 +70,13 @@ fn rate(n: usize, tries: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64
     Ok(n as f64 / best)
 }
 
+/// Chunk size of the all-threads run: about 4 chunks per thread (so every core is used and
+/// uneven progress balances out), at least 4096 users each (the per-chunk CSPRNG seeding and
+/// aggregator merge stay negligible), never 0.
+pub fn chunk_size(n: usize, threads: usize) -> usize {
+    n.div_ceil(4 * threads.max(1)).max(4096)
+}
+
 /// Measures a client+aggregator loop on one thread and on all threads. `client` randomizes
 /// user i's input with the given RNG and absorbs it into the state.
 pub fn measure<A, F, N>(
@@ -89,9 +99,11 @@ where
         black_box(state.reports());
         Ok(())
     })?;
-    let chunk = 1 << 20;
+    let threads = rayon::current_num_threads();
+    let chunk = chunk_size(n, threads);
+    let chunks = n.div_ceil(chunk);
     let all = rate(n, 3, || {
-        let merged = (0..n.div_ceil(chunk))
+        let merged = (0..chunks)
             .into_par_iter()
             .map(|c| -> Result<A> {
                 let mut rng = secure_rng()?;
@@ -116,7 +128,8 @@ where
     Ok(Throughput {
         users_per_second_single_thread: single,
         users_per_second_all_threads: all,
-        threads: rayon::current_num_threads(),
+        threads,
+        chunks,
         n: n as u64,
         parameters,
     })
@@ -218,7 +231,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         ]
     };
     println!(
-        "Client randomizer (ChaCha20 CSPRNG from the OS) + aggregation, n = {} users, best of 3",
+        "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of 3",
         n
     );
     println!(
@@ -240,4 +253,26 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
     );
     crate::bench_ikos::print(&report.ikos_sum);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunk_size;
+
+    #[test]
+    fn every_thread_gets_work_at_a_million_users() {
+        // The old fixed 2^20-user chunk made n = 1e6 a single chunk (one core busy).
+        for threads in [1usize, 2, 4, 16] {
+            let n = 1_000_000;
+            let c = chunk_size(n, threads);
+            let chunks = n.div_ceil(c);
+            assert!(chunks >= threads, "{threads} threads: {chunks} chunks");
+            assert!(chunks > 1);
+            assert!(c * chunks >= n && c * (chunks - 1) < n);
+        }
+        assert_eq!(1_000_000usize.div_ceil(chunk_size(1_000_000, 2)), 8);
+        // Tiny n: one chunk, never a zero-sized one.
+        assert_eq!(chunk_size(0, 2), 4096);
+        assert_eq!(10usize.div_ceil(chunk_size(10, 2)), 1);
+    }
 }

@@ -153,7 +153,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     println!(
         "blanket demo: {drawn} of an ECG (MIT-BIH record 208),\n\
          one reading per user, clipped to the public range {lo} to {hi} mV (fixed in advance,\n\
-         not taken from the data). Each user randomizes locally (privacy-blanket GRR, a ChaCha20\n\
+         not taken from the data). Each user randomizes locally (privacy-blanket GRR, a ChaCha12\n\
          CSPRNG), an ideal shuffler permutes the reports, and the analyzer sees only the\n\
          anonymous multiset. Target per release: (eps, delta) = ({}, {}); {} repetitions, seed {}.\n",
         echo(a.eps),

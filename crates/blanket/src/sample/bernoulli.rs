@@ -71,11 +71,28 @@ impl Bernoulli {
     }
 
     /// Draws one sample: true with probability exactly p.
+    ///
+    /// U's bits are drawn 32 at a time while they can still decide: the high half of U's first
+    /// 64-bit word is compared with the high half of p's, and only on a tie (probability 2^-32)
+    /// is the low half drawn, then (on a second tie, 2^-64 in all) the following words. This is
+    /// the same comparison of U with p as on whole 64-bit words, on half the generator output.
     #[inline]
     pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> bool {
-        let u = rng.next_u64();
-        if u != self.first {
-            return u < self.first;
+        let hi = rng.next_u32();
+        let first_hi = (self.first >> 32) as u32;
+        if hi != first_hi {
+            return hi < first_hi;
+        }
+        self.sample_low(rng)
+    }
+
+    /// The high halves tied (probability 2^-32): compare the low half of the first word.
+    #[cold]
+    fn sample_low<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> bool {
+        let lo = rng.next_u32();
+        let first_lo = self.first as u32;
+        if lo != first_lo {
+            return lo < first_lo;
         }
         self.sample_tail(rng)
     }
@@ -273,6 +290,92 @@ mod tests {
         assert!(b.sample(&mut Zeros), "U = 0 < p must give true");
         let z = Bernoulli::new(0.0).unwrap();
         assert!(!z.sample(&mut Zeros), "U = 0 is not < 0");
+    }
+
+    /// Replays scripted 32-bit words (and their pairs as 64-bit words, high half first).
+    struct Script(Vec<u32>, usize);
+    impl rand_core::RngCore for Script {
+        fn next_u32(&mut self) -> u32 {
+            self.1 += 1;
+            self.0[self.1 - 1]
+        }
+        fn next_u64(&mut self) -> u64 {
+            let hi = u64::from(self.next_u32());
+            (hi << 32) | u64::from(self.next_u32())
+        }
+        fn fill_bytes(&mut self, _: &mut [u8]) {
+            unreachable!()
+        }
+    }
+    impl CryptoRng for Script {}
+
+    #[test]
+    fn bernoulli_32_bit_first_draw_is_the_64_bit_comparison() {
+        // The sample is U < p for U = 0.w1 w2 w3 ... (32-bit words, high first): exactly the
+        // comparison on whole 64-bit words. Checked against that reference on words that
+        // differ from p's in the high half, tie in the high half only, tie in the whole first
+        // word, and for p whose expansion spans several words.
+        use rand_core::RngCore;
+        let mut gen = simulation_rng(99);
+        let reference = |b: &Bernoulli, words: &[u32]| -> bool {
+            // U < p on 64-bit words, the tail read as in sample_tail.
+            let u0 = (u64::from(words[0]) << 32) | u64::from(words[1]);
+            if u0 != b.first {
+                return u0 < b.first;
+            }
+            let mut s = Script(words[2..].to_vec(), 0);
+            b.sample_tail(&mut s)
+        };
+        for p in [
+            0.1,
+            1.0 / 3.0,
+            0.5,
+            1e-3,
+            0.999,
+            2f64.powi(-70),
+            1.0,
+            0.0,
+            5e-324,
+        ] {
+            let b = Bernoulli::new(p).unwrap();
+            let (fh, fl) = ((b.first >> 32) as u32, b.first as u32);
+            for case in 0..4000 {
+                let mut w: Vec<u32> = (0..8).map(|_| gen.next_u32()).collect();
+                match case % 4 {
+                    1 => w[0] = fh,
+                    2 => (w[0], w[1]) = (fh, fl),
+                    3 => (w[0], w[1]) = (fh, fl.wrapping_add(case as u32 % 3).wrapping_sub(1)),
+                    _ => {}
+                }
+                let got = b.sample(&mut Script(w.clone(), 0));
+                assert_eq!(got, reference(&b, &w), "p = {p}, words {w:?}");
+            }
+        }
+        // A non-tie decides on one 32-bit word.
+        let b = Bernoulli::new(0.25).unwrap();
+        let mut s = Script(vec![0x3fff_ffff, 7, 7], 0);
+        assert!(b.sample(&mut s));
+        assert_eq!(s.1, 1);
+    }
+
+    #[test]
+    fn bernoulli_chi_square_over_outcomes() {
+        // Chi-square (1 df) of the outcome counts against (1 - p, p), 1e-6 level, fixed seed,
+        // for p with bits in both halves of the first word and beyond it.
+        let mut rng = simulation_rng(77);
+        for p in [0.3, 0.5 + 2f64.powi(-40), 2f64.powi(-33) * 3.0 + 0.125] {
+            let b = Bernoulli::new(p).unwrap();
+            let trials = 1_000_000u64;
+            let hits = (0..trials).filter(|_| b.sample(&mut rng)).count() as u64;
+            let stat = crate::sample::stats::chi_square(
+                &[trials - hits, hits],
+                &[trials as f64 * (1.0 - p), trials as f64 * p],
+            );
+            assert!(
+                stat < crate::sample::stats::chi_square_critical(1),
+                "p = {p}: {stat}"
+            );
+        }
     }
 
     #[test]

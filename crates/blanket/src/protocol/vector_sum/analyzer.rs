@@ -44,7 +44,7 @@ impl VectorSum {
     }
 
     /// One simulated run on `data` (reproducible: users are cut into chunks of
-    /// [`crate::simulate::CHUNK`], each with its own ChaCha20 stream derived from (seed,
+    /// [`crate::simulate::CHUNK`], each with its own ChaCha12 stream derived from (seed,
     /// repetition, chunk), so the result does not depend on the number of threads). With
     /// `shuffle`, the messages are collected and permuted by the uniform shuffler first
     /// (the analyzer is order-free, so the estimate is the same either way).

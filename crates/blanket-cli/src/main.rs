@@ -70,7 +70,7 @@ enum Command {
 enum CompareCommand {
     /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum, central discrete
     /// Laplace, local randomized response.
-    Sum(cmd::ikos::CompareSumArgs),
+    Sum(cmd::compare_sum::CompareSumArgs),
 }
 
 #[derive(Args)]
@@ -120,7 +120,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Calibrate(c) => cmd::calibrate::run(&c),
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
-        Command::Compare(CompareCommand::Sum(a)) => cmd::ikos::compare(&a),
+        Command::Compare(CompareCommand::Sum(a)) => cmd::compare_sum::compare(&a),
         Command::Experiment(c) => cmd::experiment::run(&c),
         Command::Audit(c) => cmd::audit::run(&c),
         Command::Completions { shell } => {

@@ -7,20 +7,15 @@
 //! shuffle accountant) does not apply; `calibrate ikos-sum` prints the protocol's own report
 //! (`docs/multi-message.md`, "Command line").
 
-use super::calibrate::{self as cal_cmd, CalibrationReport};
 use super::common::{mean_ci, progress};
-use super::simulate::{simulate_scalar_sum, RunArgs};
-use crate::accountant::{resolve, AccountantChoice};
 use crate::data::{self, Provenance, Users};
-use crate::output::{echo, kv_table, num, print_json, table, up};
+use crate::output::{echo, kv_table, num, print_json, up};
 use crate::usage_bail;
 use anyhow::{Context, Result};
-use blanket::calibrate::Target;
-use blanket::params::{Delta, Epsilon, NumUsers, UnitValue};
+use blanket::params::{Delta, UnitValue};
 use blanket::protocol::ikos::{MAX_SIGMA, MAX_USERS};
 use blanket::protocol::{IkosSum, IkosSumError, IkosSumReport};
 use blanket::rng::simulation_stream;
-use blanket::sample::Polya;
 use blanket::shuffle::{Shuffler, UniformShuffler};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -79,7 +74,7 @@ pub fn sigma_for_delta(eps: f64, delta: f64) -> Result<u32> {
 }
 
 /// Validates `--eps` (finite, > 0).
-fn check_eps(eps: f64) -> Result<f64> {
+pub(super) fn check_eps(eps: f64) -> Result<f64> {
     if !(eps.is_finite() && eps > 0.0) {
         usage_bail!("--eps must be a finite number > 0, got {}", echo(eps));
     }
@@ -141,7 +136,7 @@ pub struct IkosCalibration {
 }
 
 /// Bytes of one element of Z_q.
-fn element_bytes(q: u128) -> u64 {
+pub(super) fn element_bytes(q: u128) -> u64 {
     let bits = 128 - (q - 1).leading_zeros();
     u64::from(bits.div_ceil(8).max(1))
 }
@@ -309,7 +304,7 @@ pub struct IkosSimulation {
 }
 
 /// Loads values in [0, 1] for `simulate ikos-sum` / `compare sum`, naming `--data` on errors.
-fn unit_data(
+pub(super) fn unit_data(
     file: Option<&std::path::Path>,
     n: Option<usize>,
     seed: u64,
@@ -367,7 +362,7 @@ pub fn ikos_repetition(
 }
 
 /// Validated values and the true sum.
-fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
+pub(super) fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
     let values = users
         .rows
         .iter()
@@ -471,456 +466,5 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     println!(
         "MSE: squared error of the estimated sum of the n values (divide by n^2 for the mean)"
     );
-    Ok(())
-}
-
-/// Arguments of `compare sum`.
-#[derive(Args)]
-pub struct CompareSumArgs {
-    /// Number of users.
-    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
-    pub n: f64,
-    /// Target epsilon (> 0, natural log).
-    #[arg(long, allow_hyphen_values = true)]
-    pub eps: f64,
-    /// Target delta, in (0, 1).
-    #[arg(long, allow_hyphen_values = true)]
-    pub delta: f64,
-    /// Repetitions for the observed errors (embedded ECG data resized to n).
-    #[arg(long, default_value_t = 3, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
-    pub reps: u32,
-    /// Seed of the simulations.
-    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
-    pub seed: u64,
-    /// Which bound certifies the single-message scalar sum.
-    #[arg(long, value_enum, default_value_t)]
-    pub accountant: AccountantChoice,
-    /// Also write a PNG of predicted MSE against n (10^2 to 10^6, log axes) at this
-    /// (eps, delta) for the four protocols (e.g. docs/figures/compare_sum.png).
-    #[arg(long)]
-    pub plot: Option<PathBuf>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// One protocol of `compare sum` (JSON keys are a contract).
-#[derive(Serialize)]
-pub struct ProtocolRow {
-    /// Protocol name.
-    pub name: &'static str,
-    /// Predicted MSE of the estimated sum (worst case over data, or an upper bound); null when
-    /// the protocol cannot run at these parameters.
-    pub predicted_mse: Option<f64>,
-    /// Observed MSE over the repetitions on the embedded ECG data.
-    pub observed_mse: Option<f64>,
-    /// Messages each user sends.
-    pub messages_per_user: Option<u64>,
-    /// Bytes each user sends.
-    pub bytes_per_user: Option<u64>,
-    /// The trust the protocol assumes.
-    pub trust: &'static str,
-    /// Parameters, guarantee, or why the row is empty.
-    pub note: String,
-}
-
-/// What `compare sum` prints.
-#[derive(Serialize)]
-pub struct CompareSum {
-    /// Users.
-    pub n: u64,
-    /// Target epsilon.
-    pub eps: f64,
-    /// Target delta.
-    pub delta: f64,
-    /// Repetitions of each observed error.
-    pub reps: u32,
-    /// Seed.
-    pub seed: u64,
-    /// What the errors measure.
-    pub mse_meaning: &'static str,
-    /// One row per protocol.
-    pub protocols: Vec<ProtocolRow>,
-}
-
-/// alpha = A / 2^40 >= e^(-eps/p) rounded up as in the core.
-fn alpha_num(eps: f64, p: u64) -> u64 {
-    ((-eps / p as f64).exp() * (1u64 << 40) as f64).floor() as u64 + 2
-}
-
-/// p = ceil(sqrt(n)), exactly.
-fn precision(n: u64) -> u64 {
-    let mut p = (n as f64).sqrt().ceil() as u64;
-    while p * p < n {
-        p += 1;
-    }
-    while p > 1 && (p - 1) * (p - 1) >= n {
-        p -= 1;
-    }
-    p
-}
-
-/// Runs `compare sum`.
-pub fn compare(a: &CompareSumArgs) -> Result<()> {
-    let eps = check_eps(a.eps)?;
-    let target = Target {
-        eps: Epsilon::new(eps)?,
-        delta: Delta::new(a.delta)?,
-        n: NumUsers::from_f64(a.n)?,
-    };
-    super::common::warn_delta(a.delta, target.n.get());
-    let n = target.n.get();
-    let (users, prov) = unit_data(None, Some(n as usize), a.seed)?;
-    let (values, truth) = prepared(&users)?;
-    let pb = super::common::spinner("comparing", a.json);
-    let mut rows = Vec::new();
-
-    // Single-message scalar sum, calibrated by the core calibrator.
-    let (sp, scal): (_, CalibrationReport) =
-        cal_cmd::scalar_sum(None, false, &target, resolve(a.accountant).as_ref())?;
-    let run = RunArgs {
-        reps: a.reps,
-        seed: a.seed,
-        no_shuffle: false,
-        json: true,
-        header: false,
-        no_header: false,
-    };
-    let k = sp.k().get();
-    let note = format!(
-        "k = {k}, gamma = {}, certified by {}",
-        up(scal.gamma),
-        scal.method
-    );
-    let predicted = scal.predicted_mse;
-    let (sim, _) = simulate_scalar_sum(&sp, &users, scal, prov.clone(), &run)?;
-    rows.push(ProtocolRow {
-        name: "scalar-sum",
-        predicted_mse: Some(predicted),
-        observed_mse: Some(sim.mse),
-        messages_per_user: Some(1),
-        bytes_per_user: Some(element_bytes(u128::from(k) + 1)),
-        trust: "a uniform shuffler hides which user sent each message; analyzer untrusted",
-        note,
-    });
-
-    // IKOS sum over one uniform shuffle.
-    if n <= MAX_USERS {
-        let sigma = sigma_for_delta(eps, a.delta)?;
-        let p = build(n, eps, sigma)?;
-        let c = IkosCalibration::of(&p.report());
-        let mut sq = Vec::new();
-        for rep in 0..a.reps {
-            let est = ikos_repetition(&p, &values, &users, a.seed, rep)?;
-            sq.push((est - truth).powi(2));
-        }
-        rows.push(ProtocolRow {
-            name: "ikos-sum",
-            predicted_mse: Some(c.predicted_mse),
-            observed_mse: Some(mean_ci(&sq).0),
-            messages_per_user: Some(u64::from(c.m)),
-            bytes_per_user: Some(c.bytes_per_user),
-            trust: "one uniform shuffle of all n m shares; all n clients honest and present (their noise sums to the discrete Laplace); analyzer untrusted",
-            note: format!(
-                "p = {}, q = 2^{}, m = {}, sigma = {sigma}, delta = {}",
-                c.p,
-                c.q.trailing_zeros(),
-                c.m,
-                up(c.delta)
-            ),
-        });
-    } else {
-        rows.push(ProtocolRow {
-            name: "ikos-sum",
-            predicted_mse: None,
-            observed_mse: None,
-            messages_per_user: None,
-            bytes_per_user: None,
-            trust: "one uniform shuffle of all n m shares; all n clients honest and present; analyzer untrusted",
-            note: format!(
-                "not available at n = {n}: blanket's share-count bound m_required is evaluated up to n = {MAX_USERS} (O(n^2) recursion)"
-            ),
-        });
-    }
-
-    // Central discrete Laplace at precision p: the curator rounds p * (exact sum) to the
-    // nearest integer (sensitivity p) and adds DLap(alpha), alpha >= e^(-eps/p).
-    let p = precision(n);
-    let an = alpha_num(eps, p);
-    let alpha = an as f64 / (1u64 << 40) as f64;
-    let pf = p as f64;
-    let dlap_var = 2.0 * alpha / ((1.0 - alpha) * (1.0 - alpha));
-    let central_pred = (dlap_var + 0.25) / (pf * pf);
-    let noise = Polya::new(1, an, 1 << 40)?;
-    let sq: Vec<f64> = (0..a.reps)
-        .map(|rep| {
-            let mut rng = simulation_stream(a.seed ^ 0xce47_ca1d, u64::from(rep));
-            let s = ((truth * pf).round() as i64 + noise.sample_difference(&mut rng)) as f64 / pf;
-            (s - truth).powi(2)
-        })
-        .collect();
-    rows.push(ProtocolRow {
-        name: "central-discrete-laplace",
-        predicted_mse: Some(central_pred),
-        observed_mse: Some(mean_ci(&sq).0),
-        messages_per_user: Some(1),
-        bytes_per_user: Some(8),
-        trust: "a trusted curator sees every raw value",
-        note: format!(
-            "p = {p}, DLap(alpha = {alpha}) on round(p * sum): (eps, 0)-DP for sensitivity p; MSE <= (2 alpha/(1-alpha)^2 + 1/4)/p^2 (discrete Laplace variance, Canonne, Kamath, Steinke 2020)"
-        ),
-    });
-
-    // Local randomized response: b ~ Bernoulli(x), report b with probability e^eps/(1+e^eps);
-    // unbiased (y (e^eps + 1) - 1)/(e^eps - 1); per-user variance pi(1-pi)(e^eps+1)^2/(e^eps-1)^2
-    // <= (e^eps+1)^2/(4 (e^eps-1)^2) (Warner 1965; Wang et al., USENIX Security 2017).
-    let e = eps.exp();
-    let keep = e / (1.0 + e);
-    let scale = (e + 1.0) / (e - 1.0);
-    let rr_pred = n as f64 * scale * scale / 4.0;
-    let sq = (0..a.reps)
-        .map(|rep| {
-            use rand_core::RngCore;
-            use rayon::prelude::*;
-            const CHUNK: u64 = 1 << 16;
-            let est: f64 = (0..n.div_ceil(CHUNK))
-                .into_par_iter()
-                .map(|c| {
-                    let mut rng =
-                        simulation_stream(a.seed ^ 0x0ca1_0ca1, (u64::from(rep) << 32) | c);
-                    let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                    (c * CHUNK..((c + 1) * CHUNK).min(n))
-                        .map(|i| {
-                            let x = values[users.pick.row(i)].get();
-                            let b = unit() < x;
-                            let y = if unit() < keep { b } else { !b };
-                            (f64::from(u8::from(y)) * (e + 1.0) - 1.0) / (e - 1.0)
-                        })
-                        .sum::<f64>()
-                })
-                .sum();
-            (est - truth).powi(2)
-        })
-        .collect::<Vec<_>>();
-    rows.push(ProtocolRow {
-        name: "local-randomized-response",
-        predicted_mse: Some(rr_pred),
-        observed_mse: Some(mean_ci(&sq).0),
-        messages_per_user: Some(1),
-        bytes_per_user: Some(1),
-        trust: "none: each report is eps-DP on its own (local model)",
-        note: "randomized rounding to a bit, then binary randomized response; worst case n (e^eps+1)^2 / (4 (e^eps-1)^2) (Warner 1965; Wang et al., USENIX Security 2017); pure eps-LDP (the observed error uses a floating-point coin: a simulation, not a deployment)".into(),
-    });
-    if let Some(path) = &a.plot {
-        plot_against_n(path, eps, a.delta, a.accountant)?;
-    }
-    pb.finish_and_clear();
-    let report = CompareSum {
-        n,
-        eps,
-        delta: a.delta,
-        reps: a.reps,
-        seed: a.seed,
-        mse_meaning: "squared error of the estimated sum of the n values; predicted = worst case over data (or an upper bound), observed = mean over repetitions on the embedded ECG data resized to n",
-        protocols: rows,
-    };
-    if a.json {
-        return print_json(&report);
-    }
-    let opt = |x: Option<f64>| x.map_or("-".to_string(), num);
-    let opt_u = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
-    let body: Vec<Vec<String>> = report
-        .protocols
-        .iter()
-        .map(|r| {
-            vec![
-                r.name.to_string(),
-                opt(r.predicted_mse),
-                opt(r.observed_mse),
-                opt_u(r.messages_per_user),
-                opt_u(r.bytes_per_user),
-                r.trust.to_string(),
-            ]
-        })
-        .collect();
-    println!(
-        "Sums at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
-        echo(eps),
-        echo(a.delta),
-        a.reps,
-        a.seed
-    );
-    println!(
-        "{}",
-        table(
-            &[
-                "protocol",
-                "predicted MSE",
-                "observed MSE",
-                "messages/user",
-                "bytes/user",
-                "trust"
-            ],
-            &body
-        )
-    );
-    for r in &report.protocols {
-        println!("{}: {}", r.name, r.note);
-    }
-    println!("MSE: {}", report.mse_meaning);
-    Ok(())
-}
-
-/// Users of the plot's sweep (the IKOS sum only up to [`MAX_USERS`]).
-const PLOT_USERS: [u64; 9] = [
-    100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000,
-];
-
-/// Predicted MSE of each protocol of `compare sum` at n users (None: not available).
-fn predicted_at(
-    n: u64,
-    eps: f64,
-    delta: f64,
-    acct: AccountantChoice,
-) -> Result<[(&'static str, Option<f64>); 4]> {
-    let target = Target {
-        eps: Epsilon::new(eps)?,
-        delta: Delta::new(delta)?,
-        n: NumUsers::new(n)?,
-    };
-    let scalar = cal_cmd::scalar_sum(None, false, &target, resolve(acct).as_ref())
-        .map(|(_, c)| c.predicted_mse)
-        .ok();
-    let ikos = if n <= MAX_USERS {
-        Some(
-            build(n, eps, sigma_for_delta(eps, delta)?)?
-                .report()
-                .predicted_mse,
-        )
-    } else {
-        None
-    };
-    let p = precision(n) as f64;
-    let alpha = alpha_num(eps, p as u64) as f64 / (1u64 << 40) as f64;
-    let central = (2.0 * alpha / ((1.0 - alpha) * (1.0 - alpha)) + 0.25) / (p * p);
-    let e = eps.exp();
-    let rr = n as f64 * ((e + 1.0) / (e - 1.0)).powi(2) / 4.0;
-    Ok([
-        ("scalar-sum", scalar),
-        ("ikos-sum", ikos),
-        ("central-discrete-laplace", Some(central)),
-        ("local-randomized-response", Some(rr)),
-    ])
-}
-
-/// Writes the PNG of predicted MSE against n (log axes).
-fn plot_against_n(
-    path: &std::path::Path,
-    eps: f64,
-    delta: f64,
-    acct: AccountantChoice,
-) -> Result<()> {
-    use crate::plot::{log_ticks, register_plot_font, tick_label};
-    use anyhow::anyhow;
-    use plotters::prelude::*;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        super::common::writable_dir(dir)?;
-    }
-    let mut series: Vec<(&'static str, Vec<(f64, f64)>)> = Vec::new();
-    for &n in &PLOT_USERS {
-        for (name, v) in predicted_at(n, eps, delta, acct)? {
-            let i = match series.iter().position(|(s, _)| *s == name) {
-                Some(i) => i,
-                None => {
-                    series.push((name, Vec::new()));
-                    series.len() - 1
-                }
-            };
-            if let Some(v) = v {
-                series[i].1.push((n as f64, v));
-            }
-        }
-    }
-    let ys = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1));
-    let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), y| (a.min(y), b.max(y)));
-    let (x0, x1) = (70.0, 1.5e6);
-    let (y0, y1) = (y0 / 2.0, y1 * 4.0);
-    let text = register_plot_font();
-    let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
-    let root = BitMapBackend::new(path, (960, 640)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption(
-                format!(
-                    "Sums of n values in [0, 1] at eps = {}, delta = {}: predicted MSE",
-                    echo(eps),
-                    echo(delta)
-                ),
-                ("sans-serif", 22),
-            )
-            .x_label_area_size(50)
-            .y_label_area_size(80);
-    }
-    let mut chart = builder
-        .build_cartesian_2d(
-            (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
-            (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
-        )
-        .map_err(|e| err(&e))?;
-    if text {
-        chart
-            .configure_mesh()
-            .x_desc("users n")
-            .y_desc("MSE of the estimated sum")
-            .x_label_formatter(&|x| tick_label(*x))
-            .y_label_formatter(&|y| tick_label(*y))
-            .light_line_style(BLACK.mix(0.0))
-            .label_style(("sans-serif", 14))
-            .draw()
-            .map_err(|e| err(&e))?;
-    } else {
-        chart
-            .configure_mesh()
-            .x_labels(0)
-            .y_labels(0)
-            .draw()
-            .map_err(|e| err(&e))?;
-    }
-    let colours = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(255, 127, 14),
-    ];
-    for ((name, v), colour) in series.iter().zip(colours) {
-        let style = colour.stroke_width(2);
-        let line = chart
-            .draw_series(LineSeries::new(v.iter().copied(), style))
-            .map_err(|e| err(&e))?;
-        if text {
-            line.label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        }
-        chart
-            .draw_series(
-                v.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-            )
-            .map_err(|e| err(&e))?;
-    }
-    if text {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(|e| err(&e))?;
-    }
-    root.present().map_err(|e| err(&e))?;
     Ok(())
 }

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod bench;
 pub mod calibrate;
 pub mod common;
+pub mod compare_sum;
 pub mod demo;
 pub mod experiment;
 pub mod ikos;

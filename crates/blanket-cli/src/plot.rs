@@ -1,4 +1,5 @@
-//! Helpers shared by the plots (`account curve`, `experiment`): the font lookup.
+//! Helpers shared by the plots (`account curve`, `experiment`, `compare sum`): the font lookup,
+//! log-axis ticks and labels, method colours and the log-log mesh.
 
 /// Registers a system TrueType font as plotters' "sans-serif" (once). Returns whether one
 /// was found: `BLANKET_FONT`, then common DejaVu / Liberation / Arial locations.
@@ -130,6 +131,40 @@ pub fn method_colour(name: &str) -> plotters::style::RGBColor {
         "grr-exact" => RGBColor(148, 103, 189),
         _ => RGBColor(110, 110, 110),
     }
+}
+
+/// Draws the mesh of a log-log chart: axis descriptions and readable tick labels when a font
+/// is available (`text`), a bare mesh otherwise.
+pub fn draw_log_mesh<DB, X, Y>(
+    chart: &mut plotters::chart::ChartContext<
+        '_,
+        DB,
+        plotters::coord::cartesian::Cartesian2d<X, Y>,
+    >,
+    text: bool,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<(), String>
+where
+    DB: plotters::prelude::DrawingBackend,
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>
+        + plotters::coord::ranged1d::ValueFormatter<f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>
+        + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    use plotters::style::{Color, BLACK};
+    let mut mesh = chart.configure_mesh();
+    if text {
+        mesh.x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| tick_label(*x))
+            .y_label_formatter(&|y| tick_label(*y))
+            .light_line_style(BLACK.mix(0.0))
+            .label_style(("sans-serif", 14));
+    } else {
+        mesh.x_labels(0).y_labels(0);
+    }
+    mesh.draw().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

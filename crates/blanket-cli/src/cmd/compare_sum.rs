@@ -364,7 +364,7 @@ fn plot_against_n(
     delta: f64,
     acct: AccountantChoice,
 ) -> Result<()> {
-    use crate::plot::{log_ticks, register_plot_font, tick_label};
+    use crate::plot::{log_ticks, register_plot_font};
     use anyhow::anyhow;
     use plotters::prelude::*;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -414,25 +414,8 @@ fn plot_against_n(
             (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
         )
         .map_err(|e| err(&e))?;
-    if text {
-        chart
-            .configure_mesh()
-            .x_desc("users n")
-            .y_desc("MSE of the estimated sum")
-            .x_label_formatter(&|x| tick_label(*x))
-            .y_label_formatter(&|y| tick_label(*y))
-            .light_line_style(BLACK.mix(0.0))
-            .label_style(("sans-serif", 14))
-            .draw()
-            .map_err(|e| err(&e))?;
-    } else {
-        chart
-            .configure_mesh()
-            .x_labels(0)
-            .y_labels(0)
-            .draw()
-            .map_err(|e| err(&e))?;
-    }
+    crate::plot::draw_log_mesh(&mut chart, text, "users n", "MSE of the estimated sum")
+        .map_err(|e| err(&e))?;
     let colours = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),

@@ -3,7 +3,7 @@
 
 use super::{is_certified, randomizer, RandomizerKind};
 use crate::output::{echo, print_json, table, up};
-use crate::plot::{log_ticks, method_colour, register_plot_font, tick_label};
+use crate::plot::{log_ticks, method_colour, register_plot_font};
 use crate::usage_bail;
 use anyhow::{anyhow, bail, Context, Result};
 use blanket::accounting::{LocalRandomizer, Method};
@@ -231,25 +231,8 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
                 .with_key_points(log_ticks(y0 / 2.0, y1 * 2.0)),
         )
         .map_err(|e| err(&e))?;
-    if text {
-        chart
-            .configure_mesh()
-            .x_desc("epsilon (certified upper bound)")
-            .y_desc("delta")
-            .x_label_formatter(&|x| tick_label(*x))
-            .y_label_formatter(&|y| tick_label(*y))
-            .light_line_style(BLACK.mix(0.0))
-            .label_style(("sans-serif", 14))
-            .draw()
-            .map_err(|e| err(&e))?;
-    } else {
-        chart
-            .configure_mesh()
-            .x_labels(0)
-            .y_labels(0)
-            .draw()
-            .map_err(|e| err(&e))?;
-    }
+    crate::plot::draw_log_mesh(&mut chart, text, "epsilon (certified upper bound)", "delta")
+        .map_err(|e| err(&e))?;
     for (name, v) in &series {
         let uncertified = *name == Method::VariationRatio.name();
         let color = method_colour(name).to_rgba();

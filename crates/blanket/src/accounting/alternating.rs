@@ -278,15 +278,7 @@ impl<A: ShuffleAccountant> ShuffleAccountant for AlternatingAccountant<A> {
         eps: Epsilon,
         delta: Delta,
     ) -> Result<f64, AccountingError> {
-        let certified = |gamma: f64| {
-            self.certify_at(
-                &LocalRandomizer::Grr { m: m.get(), gamma },
-                n,
-                eps.get(),
-                delta.get(),
-            )
-            .is_some()
-        };
+        let certified = super::certifies_grr_at(self, m, n, eps, delta);
         let gamma0 = Self::max_min(
             n,
             |k| match NumUsers::new(k) {

@@ -476,15 +476,7 @@ impl<T: CurveAccountant> ShuffleAccountant for T {
         let Some(fast) = self.fast_min_gamma(m, n, eps, delta) else {
             return min_gamma_by_delta(self, m, n, eps, delta);
         };
-        let certified = |gamma: f64| {
-            self.certify_at(
-                &LocalRandomizer::Grr { m: m.get(), gamma },
-                n,
-                eps.get(),
-                delta.get(),
-            )
-            .is_some()
-        };
+        let certified = certifies_grr_at(self, m, n, eps, delta);
         raise_until_certified(fast?, certified)
             .ok_or_else(|| AccountingError::unreachable(self.curve_method(), m, n, eps, delta))
     }
@@ -566,7 +558,21 @@ pub(crate) fn min_gamma_by_delta(
     eps: Epsilon,
     delta: Delta,
 ) -> Result<f64, AccountingError> {
-    smallest_certified_gamma(|gamma| {
+    smallest_certified_gamma(certifies_grr_at(acct, m, n, eps, delta))
+        .ok_or_else(|| AccountingError::unreachable(acct.method(), m, n, eps, delta))
+}
+
+/// Whether `acct` certifies GRR over m values with blanket probability gamma at the target
+/// (eps, delta) with n users: the one criterion every gamma search of the accountants uses,
+/// so a searched gamma is certified by the same check that reports it.
+pub(crate) fn certifies_grr_at<'a>(
+    acct: &'a (impl ShuffleAccountant + ?Sized),
+    m: DomainSize,
+    n: NumUsers,
+    eps: Epsilon,
+    delta: Delta,
+) -> impl Fn(f64) -> bool + 'a {
+    move |gamma| {
         acct.certify_at(
             &LocalRandomizer::Grr { m: m.get(), gamma },
             n,
@@ -574,8 +580,7 @@ pub(crate) fn min_gamma_by_delta(
             delta.get(),
         )
         .is_some()
-    })
-    .ok_or_else(|| AccountingError::unreachable(acct.method(), m, n, eps, delta))
+    }
 }
 
 /// Relative step (in the odds (1 - gamma) / gamma) of the first raise in

@@ -45,13 +45,7 @@ impl Dpcs {
 
     /// User role: the message to the server, the item itself (one message, one element).
     pub fn user_message(&self, item: u32, cost: &mut RoleCost) -> Result<u32, FrequencyError> {
-        if item >= self.items {
-            return Err(FrequencyError::ItemOutOfDomain {
-                user: 0,
-                item,
-                items: self.items,
-            });
-        }
+        super::check_item(0, item, self.items)?;
         cost.messages_sent += 1;
         cost.elements_sent += 1;
         Ok(item)

@@ -182,13 +182,7 @@ impl Dpdg {
         rng: &mut R,
         cost: &mut RoleCost,
     ) -> Result<Vec<u64>, FrequencyError> {
-        if item >= self.items {
-            return Err(FrequencyError::ItemOutOfDomain {
-                user: 0,
-                item,
-                items: self.items,
-            });
-        }
+        super::check_item(0, item, self.items)?;
         let q = self.modulus;
         let mut y = vec![0u64; self.items as usize];
         y[item as usize] = 1u64 << self.frac_bits;

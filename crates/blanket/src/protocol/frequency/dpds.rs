@@ -139,13 +139,7 @@ impl Dpds {
         rng: &mut R,
         cost: &mut RoleCost,
     ) -> Result<Vec<u64>, FrequencyError> {
-        if item >= self.items {
-            return Err(FrequencyError::ItemOutOfDomain {
-                user: 0,
-                item,
-                items: self.items,
-            });
-        }
+        super::check_item(0, item, self.items)?;
         let b = self.sampling.bernoulli().sample(rng);
         cost.random_samples += 1;
         let mut tau = vec![0u64; self.items as usize];

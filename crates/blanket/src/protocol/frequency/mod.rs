@@ -192,12 +192,18 @@ pub fn holders(data: &[u32], items: u32) -> Result<Vec<u64>, FrequencyError> {
     }
     let mut pi = vec![0u64; items as usize];
     for (user, &item) in data.iter().enumerate() {
-        if item >= items {
-            return Err(FrequencyError::ItemOutOfDomain { user, item, items });
-        }
+        check_item(user, item, items)?;
         pi[item as usize] += 1;
     }
     Ok(pi)
+}
+
+/// Rejects an item outside the domain 0..`items`, naming the user who holds it.
+pub(crate) fn check_item(user: usize, item: u32, items: u32) -> Result<(), FrequencyError> {
+    if item >= items {
+        return Err(FrequencyError::ItemOutOfDomain { user, item, items });
+    }
+    Ok(())
 }
 
 /// An item with fewer than ceil(beta n) holders.

@@ -11,6 +11,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord, clippy::excessive_precision)]
 
 pub mod alternating;
+pub mod alternating_clones;
 pub mod best;
 pub mod binomial;
 pub mod blanket_closed;
@@ -23,6 +24,7 @@ mod liveness;
 pub mod variation_ratio;
 
 pub use alternating::AlternatingAccountant;
+pub use alternating_clones::AlternatingClones;
 pub use best::Best;
 pub use blanket_closed::BlanketTheorem31;
 pub use clones::{Fmt21Numerical, StrongerClones};
@@ -142,6 +144,9 @@ pub enum Method {
     ErlingssonClosed,
     /// The smallest of the applicable bounds above (an accountant, not a theorem).
     Best,
+    /// The joint clone reduction for the alternating shuffler A^2_pi (docs/alternating.md);
+    /// not a uniform-shuffle method, so not in [`Method::ALL`].
+    AlternatingClones,
 }
 
 impl Method {
@@ -156,6 +161,7 @@ impl Method {
             Method::GrrExact => "grr-exact",
             Method::ErlingssonClosed => "erlingsson-closed",
             Method::Best => "best",
+            Method::AlternatingClones => "alternating-clones",
         }
     }
 
@@ -184,6 +190,9 @@ impl Method {
                 "Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, Amplification by Shuffling, SODA 2019, Theorem 7.1"
             }
             Method::Best => "the smallest certified bound among the applicable methods",
+            Method::AlternatingClones => {
+                "blanket: joint clone reduction (Feldman, McMillan, Talwar, FOCS 2021 Thm 3.2 / SODA 2023 Thm 3.1) for the alternating shuffler A^2_pi of Balle, Bell, Gascon, CCS 2023 (docs/alternating.md)"
+            }
         }
     }
 
@@ -217,6 +226,9 @@ impl Method {
             Method::GrrExact => Box::new(GrrExact),
             Method::ErlingssonClosed => Box::new(ErlingssonClosed),
             Method::Best => Box::new(Best::default()),
+            // Valid for a uniform shuffle of the same n too (its view is a post-processing of
+            // the A^2_pi view), though meant for A^2_pi.
+            Method::AlternatingClones => Box::new(AlternatingClones),
         }
     }
 }

@@ -24,9 +24,10 @@
 //! share the same pi and draw independent secret permutations
 //! ([`AlternatingShuffler::shuffle_instances`]).
 //!
-//! The accounting for A^2_pi is [`crate::accounting::AlternatingAccountant`]: a certified
-//! uniform-shuffle bound at the smallest column height, floor(n / w) users (what is proved,
-//! and what of the paper's proof shape is not used, is documented there).
+//! The accounting for A^2_pi is [`crate::accounting::AlternatingAccountant`]: per user class,
+//! the smallest of the joint clone reduction (`alternating-clones`, docs/alternating.md) and
+//! the uniform-shuffle bounds at the row size and at the smallest column height (what is
+//! proved, and what of the paper's proof shape is not used, is documented there).
 
 use super::{Shuffler, ShufflerTrust};
 use crate::sample::uniform_usize;

@@ -540,7 +540,7 @@ fn plot_crossover(
             observed_variance: sample_variance(&xs),
         });
         let g = Dpdg::new(n, 1, eps, delta, 8).map_err(fe)?;
-        let reps = (20_000_000 / n).clamp(60, 400) as u32;
+        let reps = (100_000_000 / n).clamp(100, 400) as u32;
         let xs = (0..reps)
             .map(|r| {
                 g.simulate(&data, DpdsMode::Fast, seed.wrapping_add(u64::from(r)))

@@ -165,7 +165,7 @@ pub fn freq_err(e: FrequencyError) -> anyhow::Error {
             anyhow::Error::new(crate::exit::Usage(format!("field (--modulus): {e}")))
         }
         FrequencyError::ConditionViolated { .. } => anyhow::anyhow!(
-            "{}; pass --allow-violations to release with the violation stated in every output, or lower --beta",
+            "{}; pass --allow-violations to release with the violation stated in every output",
             e.to_string().replace(
                 "Refused; pass ConditionPolicy::ReleaseWithViolations to release with the violation stated",
                 "Refused"
@@ -292,6 +292,11 @@ pub fn build_tss(p: &FreqParams, n: u64, prime: bool) -> Result<Tss> {
     } else {
         None
     };
+    if let Some(a) = p.report_fraction {
+        if !(a > 0.0 && a <= 1.0) {
+            usage_bail!("--report-fraction (alpha) must be in (0, 1], got {a}");
+        }
+    }
     let policy = policy(p);
     let probe = |alpha: f64| {
         Tss::new(

@@ -36,7 +36,7 @@ pub struct CompareFrequencyArgs {
     pub accountant: AccountantChoice,
     /// Also write a PNG of the variance against n (10^2 to 10^6, log axes) for DPDS and DPDG
     /// at this (eps, delta), predicted lines and simulated points, with the crossover
-    /// n = 4 (e^eps - 1) ln(1.25/delta) / eps^2 marked (needs eps < 1; takes about a minute).
+    /// n = 4 (e^eps - 1) ln(1.25/delta) / eps^2 marked (needs eps < 1; takes a few minutes).
     #[arg(long)]
     pub plot: Option<PathBuf>,
     #[command(flatten)]

@@ -367,6 +367,8 @@ impl Tss {
         } else {
             TRUST_TSS
         };
+        // The spec's derived statement towards S2 covers s_j; S2 also sees m_j (or h_j),
+        // correlated with s_j; that joint view is not analysed (docs/frequency.md) [open].
         let mut r = build_report(
             self.name(),
             trust,
@@ -378,7 +380,9 @@ impl Tss {
         let (num, den) = self.p_chi_ratio();
         r.notes.push(format!(
             "Two-stage sampling: the guarantee towards S2 is DPCS's with p' = p p_chi = {} \
-             (p = {}, p_chi = {num}/{den}, alpha N = {} of N = {} items per set); 'p' above is p'.",
+             (p = {}, p_chi = {num}/{den}, alpha N = {} of N = {} items per set); 'p' above is p'. \
+             This is the spec's derived statement for the counts s_j; S2 also sees the helper \
+             counts, whose joint view with s_j is not analysed [open].",
             self.effective.p(),
             self.sampling.p(),
             self.set_size,
@@ -390,7 +394,9 @@ impl Tss {
                 .to_string(),
             Chi::Adaptive { gamma } => format!(
                 "Towards S1: adaptive chi, each user's set is ln(gamma) = {:.6}-LDP about its \
-                 item [seed, Thm III.3].",
+                 item [seed, Thm III.3]. S2 also learns the helper counts, which then depend \
+                 on the data: the (eps, delta) above covers the sampled counts s_j only, not \
+                 that extra leak to S2 (not analysed in blanket) [open].",
                 f64::from(gamma).ln()
             ),
         });

@@ -239,7 +239,7 @@ pub fn sampling_for(p_eff: f64, p: &FreqParams, n: u64) -> Result<Sampling> {
     let beta = match p.beta {
         Some(b) => b,
         None => {
-            if !(need < 1.0) {
+            if need.is_nan() || need >= 1.0 {
                 usage_bail!(
                     "--delta {} is out of reach of the data-dependent guarantee at n = {n}, eps = {}: \
                      exp(-p (1-p)^2 beta n / 3) <= delta needs beta >= {} (beta must be < 1); raise n or delta",

@@ -502,3 +502,32 @@ fn compare_frequency_bad_input() {
     ]);
     assert!(!c["violations"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn compare_frequency_leaves_heavy_dpdg_to_the_formula() {
+    // n N reps = 1.2e8 discrete Gaussians: DPDG is predicted only, with the reason.
+    let c = json(&[
+        "compare",
+        "frequency",
+        "--n",
+        "1e5",
+        "--items",
+        "200",
+        "--eps",
+        "0.1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "6",
+        "--allow-violations",
+        "--json",
+    ]);
+    let dpdg = &c["protocols"][2];
+    assert_eq!(dpdg["name"], "dpdg");
+    assert!(dpdg["predicted_variance"].as_f64().unwrap() > 0.0);
+    assert!(dpdg["observed_variance"].is_null());
+    assert_eq!(dpdg["user_elements_sent"].as_f64().unwrap(), 1e5 * 200.0);
+    assert!(dpdg["note"].as_str().unwrap().contains("predicted only"));
+    // Zipf over 200 items at n = 1e5: rare items violate the condition, stated in the output.
+    assert!(!c["violations"].as_array().unwrap().is_empty());
+}

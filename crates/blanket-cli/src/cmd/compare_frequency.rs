@@ -113,6 +113,9 @@ fn empty(name: &'static str, trust: &'static str, guarantee: &str, note: String)
     }
 }
 
+/// Most discrete Gaussian draws (n N reps) `compare frequency` simulates for DPDG.
+const DPDG_MAX_DRAWS: f64 = 1e8;
+
 const SHUFFLE_TRUST: &str =
     "a uniform shuffler hides which user sent each message; analyzer untrusted";
 const LOCAL_TRUST: &str = "none: each report is eps-LDP on its own (local model)";
@@ -190,6 +193,27 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                     up(beta_for(rate, p.delta, n))
                 ),
             ));
+            continue;
+        }
+        let draws = n as f64 * p.items as f64 * f64::from(p.reps);
+        if proto == FreqProtocol::Dpdg && draws > DPDG_MAX_DRAWS {
+            let k = u32::try_from(p.frac_bits).unwrap_or(u32::MAX);
+            let g = Dpdg::new(n, items, p.eps, p.delta, k).map_err(super::frequency::freq_err)?;
+            let c = g.closed_form_costs();
+            let mut row = empty(
+                "dpdg",
+                trust,
+                "worst-case (eps, delta)-DP",
+                format!(
+                    "predicted only: simulating n N reps = {} exact discrete Gaussians exceeds {DPDG_MAX_DRAWS:e} (use simulate frequency --protocol dpdg to run it); costs by the closed form",
+                    num(draws)
+                ),
+            );
+            row.predicted_variance = Some(g.predicted_variance());
+            row.user_elements_sent = Some(c.per_user.elements_sent as f64);
+            row.server_operations =
+                Some(c.server.random_samples + c.server.additions + c.server.multiplications);
+            rows.push(row);
             continue;
         }
         let mut pp = p.clone();

@@ -276,7 +276,7 @@ pub struct Costs {
 /// The guarantee, parameters and predicted error attached to every output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrequencyReport {
-    /// `dpcs`, `dpds` or `dpdg`.
+    /// `dpcs`, `dpds`, `dpdg`, `tss` or `tss-prime`.
     pub protocol: &'static str,
     /// Users n.
     pub users: u64,

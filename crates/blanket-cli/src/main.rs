@@ -71,6 +71,9 @@ enum CompareCommand {
     /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum, central discrete
     /// Laplace, local randomized response.
     Sum(cmd::compare_sum::CompareSumArgs),
+    /// Item frequencies: DPCS, DPDS, DPDG, TSS, TSS', the shuffle-model histogram and local
+    /// GRR (error, trust, per-user and server cost).
+    Frequency(cmd::compare_frequency::CompareFrequencyArgs),
 }
 
 #[derive(Args)]
@@ -121,6 +124,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Account(c) => cmd::account::run(&c),
         Command::Simulate(c) => cmd::simulate::run(&c),
         Command::Compare(CompareCommand::Sum(a)) => cmd::compare_sum::compare(&a),
+        Command::Compare(CompareCommand::Frequency(a)) => cmd::compare_frequency::compare(&a),
         Command::Experiment(c) => cmd::experiment::run(&c),
         Command::Audit(c) => cmd::audit::run(&c),
         Command::Completions { shell } => {

@@ -32,6 +32,8 @@ pub enum SimulateCommand {
     /// DP sum of reals in [0, 1] over split-and-mix (IKOS): m shares per client, one uniform
     /// shuffle of all shares.
     IkosSum(super::ikos::SimIkosArgs),
+    /// Item frequencies by sampling and secret sharing (DPCS, DPDS, DPDG, TSS, TSS').
+    Frequency(super::frequency::SimFrequencyArgs),
 }
 
 /// Options shared by every simulation.
@@ -244,6 +246,7 @@ impl SimulationReport {
 pub fn run(cmd: &SimulateCommand) -> Result<()> {
     match cmd {
         SimulateCommand::IkosSum(a) => super::ikos::simulate(a),
+        SimulateCommand::Frequency(a) => super::frequency::simulate(a),
         SimulateCommand::Histogram(a) => {
             let m = DomainSize::new(a.domain)?;
             let (users, prov) = data::categories(

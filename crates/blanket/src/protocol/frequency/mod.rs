@@ -9,6 +9,9 @@
 //! * [`Dpds`]: no trusted party; each user samples itself and n-party additively shares its
 //!   sampled one-hot vector over Z_q (Algorithm 2), with a literal mode that materializes every
 //!   share and a fast mode with the same output distribution ([`DpdsMode`]).
+//! * [`Tss`]: two-stage sampling with two servers (Algorithm 3): users also sample a set of
+//!   alpha N items to report, S1 elects helpers per item, helpers forward sums to S2; with a
+//!   collusion threshold phi it is TSS' (every item gets at least phi + 1 helpers).
 //! * [`Dpdg`]: the distributed Gaussian baseline: each user adds exact discrete Gaussian noise
 //!   on a fixed-point grid (corrected per-user variance) and shares as in DPDS; worst-case
 //!   (eps, delta), no data condition.
@@ -23,10 +26,14 @@
 pub mod dpcs;
 pub mod dpdg;
 pub mod dpds;
+pub mod tss;
+pub mod tss_cost;
 
 pub use dpcs::Dpcs;
 pub use dpdg::Dpdg;
 pub use dpds::{Dpds, DpdsMode, DpdsRun};
+pub use tss::{Chi, Tss, TssMode, TssOutput};
+pub use tss_cost::{TssCosts, TssTranscript};
 
 use serde::Serialize;
 use thiserror::Error;
@@ -269,7 +276,7 @@ pub struct Costs {
 /// The guarantee, parameters and predicted error attached to every output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrequencyReport {
-    /// `dpcs`, `dpds` or `dpdg`.
+    /// `dpcs`, `dpds`, `dpdg`, `tss` or `tss-prime`.
     pub protocol: &'static str,
     /// Users n.
     pub users: u64,

@@ -172,6 +172,35 @@ pub fn roles_for(params: &ProtocolParams, seed: u64) -> Roles {
     select::roles(params, &run, &s)
 }
 
+/// Whether the realized adversary meets what the protocol needs (the event
+/// that the parameters make likely, `crate::params`): fewer than `t`
+/// malicious committee members, at least `t` honest committee members
+/// present through decryption, and at least `k` honest shufflers present
+/// on the list. When this holds, a run must deliver.
+pub fn assumptions_hold(cfg: &SimConfig) -> bool {
+    let roles = roles_for(&cfg.params, cfg.seed);
+    let fate = |c: u32| cfg.fates[c as usize];
+    let malicious = |c: u32| matches!(fate(c), Fate::Malicious(_));
+    let stays = |c: u32, until: Kind| match fate(c) {
+        Fate::Honest => true,
+        Fate::DropAt(k) => k > until,
+        Fate::Malicious(_) => false,
+    };
+    let t = cfg.params.threshold as usize;
+    let bad = roles.committee.iter().filter(|&&c| malicious(c)).count();
+    let good = roles
+        .committee
+        .iter()
+        .filter(|&&c| stays(c, Kind::DecryptRequest))
+        .count();
+    let shufflers = roles
+        .shufflers
+        .iter()
+        .filter(|&&c| stays(c, Kind::ShuffleRequest))
+        .count();
+    bad < t && good >= t && shufflers >= cfg.params.chain as usize
+}
+
 impl SimConfig {
     /// `dropouts` honest dropouts and `malicious` malicious clients (the
     /// behaviours assigned in turn), drawn from the seed; dropouts leave at
@@ -226,6 +255,8 @@ impl SimConfig {
 struct Party {
     client: Client<ChaCha20Rng>,
     fate: Fate,
+    /// The replies in which a malicious party deviates: those of its role.
+    role_replies: &'static [Kind],
     tamper: ChaCha20Rng,
     last_reply: Option<Vec<u8>>,
 }
@@ -236,6 +267,27 @@ struct Outcome {
     deviated: bool,
     error: Option<String>,
     submitted: bool,
+}
+
+const COMMITTEE_REPLIES: [Kind; 4] = [
+    Kind::DkgDeal,
+    Kind::DkgComplaints,
+    Kind::DkgReveal,
+    Kind::DecryptResponse,
+];
+
+/// The replies of a client's role: a malicious committee member cheats in
+/// the DKG and the decryption, a malicious shuffler in its shuffle, any
+/// other malicious client in its submission (each submits honestly
+/// otherwise, so that every attack reaches the step it targets).
+fn role_replies(roles: &Roles, c: u32) -> &'static [Kind] {
+    if roles.committee.contains(&c) {
+        &COMMITTEE_REPLIES
+    } else if roles.shufflers.contains(&c) {
+        &[Kind::ShuffleResponse]
+    } else {
+        &[Kind::Submit]
+    }
 }
 
 fn role_of(kind: Kind) -> usize {
@@ -265,7 +317,10 @@ impl Party {
                 return o;
             }
         }
-        if self.fate == Fate::Malicious(Behaviour::Silent) {
+        let in_role = kind
+            .and_then(Kind::reply)
+            .is_some_and(|k| self.role_replies.contains(&k));
+        if self.fate == Fate::Malicious(Behaviour::Silent) && in_role {
             return o;
         }
         let reply = match self.client.handle(bytes) {
@@ -278,7 +333,7 @@ impl Party {
         };
         o.submitted = kind == Some(Kind::KeyAnnounce);
         match self.fate {
-            Fate::Malicious(b) => {
+            Fate::Malicious(b) if in_role || b == Behaviour::Replay => {
                 let (replies, deviated) = b.apply(&reply, self.last_reply.as_deref(), &mut self.tamper);
                 o.replies = replies;
                 o.deviated = deviated;
@@ -334,6 +389,7 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
             Party {
                 client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng),
                 fate: cfg.fates[i as usize],
+                role_replies: &[],
                 tamper,
                 last_reply: None,
             }
@@ -342,6 +398,9 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
     let directory = parties.iter().map(|p| p.client.public_key()).collect();
     let mut relay = Relay::new(params, run_id, public_seed, directory, cfg.timeout_ms)?;
     let roles = relay.roles().clone();
+    for (i, p) in parties.iter_mut().enumerate() {
+        p.role_replies = role_replies(&roles, i as u32);
+    }
 
     let mut sent = vec![0u64; n as usize];
     let mut received = vec![0u64; n as usize];

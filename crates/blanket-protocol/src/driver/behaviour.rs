@@ -14,7 +14,8 @@ use crate::wire::{Envelope, Message};
 /// What a malicious client does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Behaviour {
-    /// Never answers (indistinguishable from a dropout; listed as silent).
+    /// Never answers in its role (indistinguishable from a dropout; listed
+    /// as silent).
     Silent,
     /// Answers with random bytes of the honest reply's length.
     Garbage,
@@ -30,6 +31,9 @@ pub enum Behaviour {
     DuplicateCiphertext,
     /// Sends a wrong partial decryption (as key holder).
     WrongPartial,
+    /// As dealer: corrupts one member's sealed share and, when accused,
+    /// reveals a wrong share (disqualified by the complaint).
+    BadShare,
     /// Sends two different messages in one round.
     Equivocate,
     /// Re-sends its previous reply (out of round) and its current one twice.
@@ -37,13 +41,14 @@ pub enum Behaviour {
 }
 
 /// Every behaviour, for `--malicious` mixes and tests.
-pub const ALL_BEHAVIOURS: [Behaviour; 8] = [
+pub const ALL_BEHAVIOURS: [Behaviour; 9] = [
     Behaviour::Silent,
     Behaviour::Garbage,
     Behaviour::BadProof,
     Behaviour::ReplaceCiphertext,
     Behaviour::DuplicateCiphertext,
     Behaviour::WrongPartial,
+    Behaviour::BadShare,
     Behaviour::Equivocate,
     Behaviour::Replay,
 ];
@@ -124,6 +129,19 @@ fn wrong_partial(m: &Message) -> Option<Message> {
     Some(m)
 }
 
+fn bad_share(m: &Message) -> Option<Message> {
+    let mut m = m.clone();
+    match &mut m {
+        Message::DkgDeal { shares, .. } => {
+            let s = shares.first_mut()?;
+            *s.ciphertext.first_mut()? ^= 1;
+        }
+        Message::DkgReveal { .. } => return tamper_proof(&m),
+        _ => return None,
+    }
+    Some(m)
+}
+
 fn alternative(m: &Message) -> Option<Message> {
     if let Some(t) = tamper_proof(m) {
         return Some(t);
@@ -173,6 +191,7 @@ impl Behaviour {
             Behaviour::ReplaceCiphertext => replace_ciphertext(&env.message),
             Behaviour::DuplicateCiphertext => duplicate_ciphertext(&env.message),
             Behaviour::WrongPartial => wrong_partial(&env.message),
+            Behaviour::BadShare => bad_share(&env.message),
             Behaviour::Equivocate => {
                 return match alternative(&env.message) {
                     Some(alt) => (vec![honest.to_vec(), rewrap(alt)], true),

@@ -6,7 +6,8 @@
 //! One client plays every role it is given by the relay's requests (the
 //! roles are public, [`crate::select`]): key-committee member (DKG deal,
 //! complaints, reveal, partial decryption), submitter (always), shuffler.
-//! Each request kind is answered at most once and rounds must increase: a
+//! Each request kind (each lane, for shuffles) is answered at most once
+//! and rounds must increase: a
 //! replayed or out-of-round request is refused with a typed error.
 
 use std::collections::HashSet;
@@ -87,7 +88,9 @@ pub struct Client<R> {
     messages: Vec<u64>,
     rng: R,
     last_round: Option<u32>,
-    answered: HashSet<Kind>,
+    /// Requests answered: kind and lane (shufflers of the alternating
+    /// layout serve a row and later a column).
+    answered: HashSet<(Kind, u32)>,
     member: Option<Member>,
     key_share: Option<KeyShare>,
     public_key: Option<PublicKey>,
@@ -148,7 +151,11 @@ impl<R: RngCore + CryptoRng> Client<R> {
             }
         }
         let kind = env.message.kind();
-        if kind.reply().is_none() || self.answered.contains(&kind) {
+        let lane = match &env.message {
+            Message::ShuffleRequest { lane, .. } => *lane,
+            _ => 0,
+        };
+        if kind.reply().is_none() || self.answered.contains(&(kind, lane)) {
             return Err(ClientError::Unexpected { kind });
         }
         let round = env.round;
@@ -168,7 +175,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
         };
         // Only a request that was answered moves the round on.
         self.last_round = Some(round);
-        self.answered.insert(kind);
+        self.answered.insert((kind, lane));
         Ok(Some(
             Envelope {
                 run: self.run,

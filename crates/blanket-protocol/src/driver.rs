@@ -176,7 +176,7 @@ pub fn roles_for(params: &ProtocolParams, seed: u64) -> Roles {
 /// that the parameters make likely, `crate::params`): fewer than `t`
 /// malicious committee members, at least `t` honest committee members
 /// present through decryption, and at least `k` honest shufflers present
-/// on the list. When this holds, a run must deliver.
+/// on every list. When this holds, a run must deliver.
 pub fn assumptions_hold(cfg: &SimConfig) -> bool {
     let roles = roles_for(&cfg.params, cfg.seed);
     let fate = |c: u32| cfg.fates[c as usize];
@@ -193,12 +193,15 @@ pub fn assumptions_hold(cfg: &SimConfig) -> bool {
         .iter()
         .filter(|&&c| stays(c, Kind::DecryptRequest))
         .count();
-    let shufflers = roles
-        .shufflers
-        .iter()
-        .filter(|&&c| stays(c, Kind::ShuffleRequest))
-        .count();
-    bad < t && good >= t && shufflers >= cfg.params.chain as usize
+    let lists_ok = (0..cfg.params.lanes as usize).all(|j| {
+        roles
+            .list(j)
+            .iter()
+            .filter(|&&c| stays(c, Kind::ShuffleRequest))
+            .count()
+            >= cfg.params.chain as usize
+    });
+    bad < t && good >= t && lists_ok
 }
 
 impl SimConfig {

@@ -30,6 +30,8 @@
 //! from log-factorials (Stirling series, relative error below 1e-12) and
 //! compared with a relative margin of 1e-6 on the safe side.
 
+use blanket::shuffle::alternating::GridLayout;
+
 /// Why parameters were refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamsError {
@@ -52,9 +54,27 @@ pub enum ParamsError {
     },
 }
 
+/// Shuffle layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// One chain of `k` shufflers over the whole list (spec 05, "The
+    /// amortized shuffler").
+    Amortized,
+    /// The 2-round alternating shuffle: the list in an h x w grid by a public
+    /// placement, a chain per row (rows in parallel), then a chain per
+    /// column (spec 05, "The 2-round alternating shuffle protocol").
+    Alternating,
+}
+
 /// The parameters of one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProtocolParams {
+    /// Shuffle layout.
+    pub variant: Variant,
+    /// Number of public shuffler lists: 1 (amortized) or
+    /// `W = ceil(sqrt(n m))` (alternating: list `j` serves row `j` and then
+    /// column `j`).
+    pub lanes: u32,
     /// Number of clients n.
     pub clients: u32,
     /// Messages each client submits (1 for a histogram; more for vector
@@ -72,9 +92,9 @@ pub struct ProtocolParams {
     pub committee: u32,
     /// Decryption threshold t.
     pub threshold: u32,
-    /// Chain length k.
+    /// Chain length k (per lane).
     pub chain: u32,
-    /// Backup shufflers b.
+    /// Backup shufflers b (per list).
     pub backups: u32,
 }
 
@@ -108,14 +128,32 @@ pub fn hypergeometric_tail(pop: u64, bad: u64, draws: u64, x: u64) -> f64 {
         .sum()
 }
 
-fn below(p: f64, bits: u32) -> bool {
-    p <= (-(bits as f64 + 1.0)).exp2() * (1.0 - 1e-6)
+/// `p <= 2^-(bits+1) / share`, with a relative margin on the safe side.
+fn below(p: f64, bits: u32, share: u64) -> bool {
+    p <= (-(bits as f64 + 1.0)).exp2() / share as f64 * (1.0 - 1e-6)
 }
 
 impl ProtocolParams {
     /// Parameters for `n` clients, dropout bound `alpha`, malicious bound
     /// `gamma`, privacy `sigma`, delivery `eta` and `messages` per client.
     pub fn new(
+        n: u32,
+        alpha: f64,
+        gamma: f64,
+        sigma: u32,
+        eta: u32,
+        messages: u32,
+    ) -> Result<Self, ParamsError> {
+        Self::for_variant(Variant::Amortized, n, alpha, gamma, sigma, eta, messages)
+    }
+
+    /// Parameters for either layout. The alternating layout has up to
+    /// `2W` lanes (h <= W rows, w = W columns): each lane's chain must hold an
+    /// honest shuffler except with probability `2^-(sigma+1) / (2W)`, and
+    /// each of the `W` lists must hold `k` honest, present shufflers except
+    /// with probability `2^-(eta+1) / W` (union bounds over the lanes).
+    pub fn for_variant(
+        variant: Variant,
         n: u32,
         alpha: f64,
         gamma: f64,
@@ -156,41 +194,49 @@ impl ProtocolParams {
             malicious: m as u32,
             dropouts: d as u32,
         };
+        // The widest grid: all n m messages (dropouts only shrink it).
+        let lanes = match variant {
+            Variant::Amortized => 1u64,
+            Variant::Alternating => GridLayout::new(n as usize * messages as usize).width() as u64,
+        };
+        let chain_share = if lanes == 1 { 1 } else { 2 * lanes };
         // Chain length.
         let mut k = 0u64;
         let mut p_all = 1.0f64;
-        while !below(p_all, sigma) {
+        while !below(p_all, sigma, chain_share) {
             if k >= nn - d || k >= m + 1 {
                 break;
             }
             p_all *= (m - k) as f64 / (nn - d - k) as f64;
             k += 1;
         }
-        if !below(p_all, sigma) {
+        if !below(p_all, sigma, chain_share) {
             return Err(infeasible("shuffler chain"));
         }
         let k = k.max(1);
         // Backups.
         let mut b = 0u64;
         loop {
-            if k + b > nn {
+            if lanes * (k + b) > nn {
                 return Err(infeasible("shuffler list"));
             }
-            if below(hypergeometric_tail(nn, m + d, k + b, b + 1), eta) {
+            if below(hypergeometric_tail(nn, m + d, k + b, b + 1), eta, lanes) {
                 break;
             }
             b += 1;
         }
         // Committee and threshold, from the clients not on the list.
-        let pop = nn - k - b;
+        let pop = nn - lanes * (k + b);
         let max_c = pop.min(crate::wire::MAX_COMMITTEE as u64);
         for c in 1..=max_c {
-            let Some(t) = (1..=c).find(|&t| below(hypergeometric_tail(pop, m, c, t), sigma))
+            let Some(t) = (1..=c).find(|&t| below(hypergeometric_tail(pop, m, c, t), sigma, 1))
             else {
                 continue;
             };
-            if below(hypergeometric_tail(pop, m + d, c, c - t + 1), eta) {
+            if below(hypergeometric_tail(pop, m + d, c, c - t + 1), eta, 1) {
                 return Ok(ProtocolParams {
+                    variant,
+                    lanes: lanes as u32,
                     clients: n,
                     messages_per_client: messages,
                     sigma,
@@ -207,9 +253,14 @@ impl ProtocolParams {
         Err(infeasible("key committee"))
     }
 
-    /// Length of the public shuffler list.
+    /// Length of one public shuffler list.
     pub fn shuffler_list(&self) -> u32 {
         self.chain + self.backups
+    }
+
+    /// Clients on all the shuffler lists.
+    pub fn shufflers_total(&self) -> u32 {
+        self.lanes * self.shuffler_list()
     }
 }
 
@@ -238,7 +289,7 @@ mod tests {
         assert_eq!(p.max_malicious, 500);
         // (500/9500)^9 > 2^-41 >= (500/9500)^10 approximately: k = 10 as in the spec.
         assert_eq!(p.chain, 10);
-        assert!(p.backups >= 3 && p.backups <= 8, "{p:?}");
+        assert_eq!((p.committee, p.threshold, p.backups), (22, 14, 7), "{p:?}");
         assert!(p.threshold < p.committee);
         // The committee meets both tails.
         let pop = 10_000 - p.chain as u64 - p.backups as u64;
@@ -254,6 +305,16 @@ mod tests {
             })
         });
         assert!(!smaller);
+    }
+
+    #[test]
+    fn alternating_parameters_at_the_paper_example() {
+        let p = ProtocolParams::for_variant(Variant::Alternating, 10_000, 0.05, 0.05, 40, 10, 1)
+            .unwrap();
+        assert_eq!(p.lanes, 100);
+        // The union bound over 200 lanes costs log2(200) / log2(19), about 1.8 shufflers.
+        assert!(p.chain == 11 || p.chain == 12, "{p:?}");
+        assert!(p.shufflers_total() + p.committee <= 10_000);
     }
 
     #[test]

@@ -16,13 +16,17 @@ use crate::params::ProtocolParams;
 use crate::wire::RunId;
 
 const DOMAIN: &[u8] = b"blanket/protocol/v1/roles";
+const PLACEMENT: &[u8] = b"blanket/protocol/v1/placement";
 
 /// The public roles of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Roles {
-    /// Shuffler list: the first `k` form the chain, the rest are backups in
-    /// order.
+    /// Shuffler lists, concatenated: list `j` is
+    /// `shufflers[j * list_len..(j + 1) * list_len]`; in each the first `k`
+    /// form the chain, the rest are backups in order.
     pub shufflers: Vec<u32>,
+    /// Length of one list (`k + b`).
+    pub list_len: usize,
     /// Key committee; member `i` (1-based) is `committee[i - 1]`.
     pub committee: Vec<u32>,
 }
@@ -40,8 +44,13 @@ fn uniform_below(rng: &mut ChaCha20Rng, bound: u64) -> u64 {
 
 /// The uniform permutation of `0..n` derived from the public seed.
 pub fn permutation(run: &RunId, seed: &[u8; 32], n: u32) -> Vec<u32> {
+    permutation_in(DOMAIN, run, seed, n)
+}
+
+fn permutation_in(domain: &[u8], run: &RunId, seed: &[u8; 32], n: u32) -> Vec<u32> {
     let key: [u8; 32] = Sha256::new()
-        .chain_update(DOMAIN)
+        .chain_update((domain.len() as u64).to_le_bytes())
+        .chain_update(domain)
         .chain_update(run)
         .chain_update(seed)
         .chain_update(n.to_le_bytes())
@@ -59,12 +68,32 @@ pub fn permutation(run: &RunId, seed: &[u8; 32], n: u32) -> Vec<u32> {
 /// Roles for `params` from the public seed.
 pub fn roles(params: &ProtocolParams, run: &RunId, seed: &[u8; 32]) -> Roles {
     let p = permutation(run, seed, params.clients);
-    let l = params.shuffler_list() as usize;
+    let l = params.shufflers_total() as usize;
     let c = params.committee as usize;
     Roles {
         shufflers: p[..l].to_vec(),
+        list_len: params.shuffler_list() as usize,
         committee: p[l..l + c].to_vec(),
     }
+}
+
+impl Roles {
+    /// Shuffler list `j`.
+    pub fn list(&self, j: usize) -> &[u32] {
+        let s = (j * self.list_len).min(self.shufflers.len());
+        let e = (s + self.list_len).min(self.shufflers.len());
+        &self.shufflers[s..e]
+    }
+}
+
+/// The public placement pi of the alternating layout: message `i` of the
+/// accepted list goes to row-major cell `placement[i]` (a uniform
+/// permutation from the same public seed under another domain separator).
+pub fn placement(run: &RunId, seed: &[u8; 32], len: usize) -> Vec<usize> {
+    permutation_in(PLACEMENT, run, seed, len as u32)
+        .into_iter()
+        .map(|c| c as usize)
+        .collect()
 }
 
 #[cfg(test)]

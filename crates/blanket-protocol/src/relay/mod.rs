@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use blanket_crypto::channel::SealedMessage;
 use blanket_crypto::dkg::{self, Complaint, Dealing, DkgError, DkgParams, SecretShare};
 use blanket_crypto::encoding;
-use blanket_crypto::shuffle::{self, Generators};
+use blanket_crypto::shuffle::Generators;
 use blanket_crypto::submission::{verify_submission, ClientSubmission, SubmissionContext};
 use blanket_crypto::threshold::{GroupKey, PartialDecryption, ThresholdError};
 use blanket_crypto::{Ciphertext, PublicKey};
@@ -30,6 +30,9 @@ use rayon::prelude::*;
 use crate::context;
 use crate::params::ProtocolParams;
 use crate::select::{self, Roles};
+use blanket::shuffle::alternating::GridLayout;
+
+mod lanes;
 use crate::wire::{Envelope, Kind, Message, RunId, WireError, RELAY_ID};
 
 /// One message for the transport to deliver.
@@ -119,8 +122,13 @@ pub enum RelayError {
     TooFewDealings { valid: usize, threshold: u32 },
     #[error("no client submitted a valid ciphertext")]
     NoSubmissions,
-    #[error("shuffle chain stage {stage} of {chain}: the public list of {list} shufflers is exhausted (too many dropouts or cheaters)")]
-    ChainExhausted { stage: u32, chain: u32, list: usize },
+    #[error("shuffle lane {lane}, chain stage {stage} of {chain}: the public list of {list} shufflers is exhausted (too many dropouts or cheaters)")]
+    ChainExhausted {
+        lane: u32,
+        stage: u32,
+        chain: u32,
+        list: usize,
+    },
     #[error("only {valid} valid partial decryptions, threshold {threshold}: too many key holders dropped out or cheated")]
     NotEnoughPartials { valid: usize, threshold: u32 },
     #[error(transparent)]
@@ -180,10 +188,11 @@ pub struct Relay {
     holders: Vec<u32>,
     accepted: Vec<u32>,
     list: Vec<Ciphertext>,
+    seed: [u8; 32],
     gens: Option<Generators>,
-    stage: u32,
-    candidate: usize,
-    current_shuffler: Option<u32>,
+    lanes: Vec<lanes::Lane>,
+    columns_started: bool,
+    grid: Option<GridLayout>,
     chain: Vec<u32>,
     decrypt_asked: BTreeSet<u32>,
     partials: Vec<PartialDecryption>,
@@ -237,10 +246,11 @@ impl Relay {
             holders: Vec::new(),
             accepted: Vec::new(),
             list: Vec::new(),
+            seed,
             gens: None,
-            stage: 0,
-            candidate: 0,
-            current_shuffler: None,
+            lanes: Vec::new(),
+            columns_started: false,
+            grid: None,
             chain: Vec::new(),
             decrypt_asked: BTreeSet::new(),
             partials: Vec::new(),
@@ -733,77 +743,9 @@ impl Relay {
         if self.list.is_empty() {
             return Err(RelayError::NoSubmissions);
         }
-        self.gens = Some(Generators::new(self.list.len()));
         self.phase = Phase::Shuffle;
+        self.start_lanes();
         self.request_shuffle(now)
-    }
-
-    fn request_shuffle(&mut self, now: u64) -> Result<Step, RelayError> {
-        while let Some(&c) = self.roles.shufflers.get(self.candidate) {
-            self.candidate += 1;
-            if self.gone.contains(&c) {
-                continue;
-            }
-            self.round += 1;
-            self.current_shuffler = Some(c);
-            let out = vec![self.envelope(
-                c,
-                Message::ShuffleRequest {
-                    lane: 0,
-                    stage: self.stage,
-                    list: self.list.clone(),
-                },
-            )];
-            return Ok(self.next_round(now, out, Kind::ShuffleResponse));
-        }
-        Err(RelayError::ChainExhausted {
-            stage: self.stage,
-            chain: self.params.chain,
-            list: self.roles.shufflers.len(),
-        })
-    }
-
-    fn after_shuffle(
-        &mut self,
-        now: u64,
-        inbox: BTreeMap<u32, (Vec<u8>, Message)>,
-    ) -> Result<Step, RelayError> {
-        let pk = *self.public_key().ok_or(RelayError::Ended)?;
-        let shuffler = self.current_shuffler.take();
-        for (from, (_, msg)) in inbox {
-            let Message::ShuffleResponse {
-                lane,
-                stage,
-                list,
-                proof,
-            } = msg
-            else {
-                continue;
-            };
-            if Some(from) != shuffler {
-                continue;
-            }
-            if lane != 0 || stage != self.stage {
-                let why = format!("answered lane {lane} stage {stage}");
-                self.name(from, Offence::InvalidShuffle(why));
-                continue;
-            }
-            let gens = self.gens.as_ref().ok_or(RelayError::Ended)?;
-            let ctx = context::shuffle(&self.run, 0, stage, from);
-            match shuffle::verify(gens, &pk, &self.list, &list, &proof, &ctx) {
-                Ok(()) => {
-                    self.list = list;
-                    self.stage += 1;
-                    self.chain.push(from);
-                }
-                Err(e) => self.name(from, Offence::InvalidShuffle(e.to_string())),
-            }
-        }
-        if self.stage < self.params.chain {
-            return self.request_shuffle(now);
-        }
-        self.phase = Phase::Decrypt;
-        self.request_partials(now)
     }
 
     fn request_partials(&mut self, now: u64) -> Result<Step, RelayError> {

@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Result};
 use blanket_protocol::driver::{self, SimConfig, SimReport, ALL_BEHAVIOURS};
+use blanket_protocol::params::Variant as Layout;
 use blanket_protocol::ProtocolParams;
 use clap::{Args, Subcommand, ValueEnum};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
@@ -25,6 +26,9 @@ pub enum ProtocolCommand {
 pub enum Variant {
     /// One chain of k shufflers over all ciphertexts (the amortized shuffler).
     Amortized,
+    /// The 2-round alternating shuffle: a chain per row of the sqrt(n) x sqrt(n) grid (rows
+    /// in parallel), then a chain per column; each shuffler moves about sqrt(n) ciphertexts.
+    Alternating,
 }
 
 #[derive(Args, Clone)]
@@ -90,6 +94,8 @@ struct RunJson {
     max_malicious: u32,
     committee: u32,
     threshold: u32,
+    /// Shuffler lists (1 amortized; W = ceil(sqrt(n m)) alternating).
+    lanes: u32,
     chain: u32,
     backups: u32,
     delivered: bool,
@@ -154,7 +160,9 @@ fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
     RunJson {
         variant: match args.variant {
             Variant::Amortized => "amortized",
+            Variant::Alternating => "alternating",
         },
+        lanes: p.lanes,
         clients: p.clients,
         messages_per_client: p.messages_per_client,
         sigma: p.sigma,
@@ -215,7 +223,12 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         bail!("--clients = {} is out of range (allowed 3..=2147483647)", a.clients);
     }
     let n = a.clients as u32;
-    let params = ProtocolParams::new(n, a.dropout, a.malicious, a.sigma, a.eta, a.messages)?;
+    let layout = match a.variant {
+        Variant::Amortized => Layout::Amortized,
+        Variant::Alternating => Layout::Alternating,
+    };
+    let params =
+        ProtocolParams::for_variant(layout, n, a.dropout, a.malicious, a.sigma, a.eta, a.messages)?;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed);
     let inputs: Vec<Vec<u64>> = (0..n)
         .map(|_| (0..a.messages).map(|_| rng.next_u64() >> 32).collect())
@@ -245,7 +258,10 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         ("messages per client", j.messages_per_client.to_string()),
         ("dropouts / malicious (bounds)", format!("{} / {}", j.max_dropouts, j.max_malicious)),
         ("key committee c, threshold t", format!("{}, {}", j.committee, j.threshold)),
-        ("chain k, backups", format!("{}, {}", j.chain, j.backups)),
+        (
+            "shuffler lists, chain k, backups per list",
+            format!("{}, {}, {}", j.lanes, j.chain, j.backups),
+        ),
         ("delivered", j.delivered.to_string()),
         ("correct", j.correct.to_string()),
     ];
@@ -276,7 +292,8 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             ),
         ));
     }
-    println!("{}", kv_table("blanket protocol run (amortized shuffler)", &rows));
+    let title = format!("blanket protocol run ({} shuffler)", j.variant);
+    println!("{}", kv_table(&title, &rows));
     println!(
         "privacy of a protocol over this shuffler covers the {} honest, present users (n - dropout bound - malicious bound)",
         j.blanket_users

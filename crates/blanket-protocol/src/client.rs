@@ -35,7 +35,11 @@ pub enum ClientError {
     WrongRun,
     /// The envelope is addressed to someone else or not sent by the relay.
     #[error("message from {sender} to {recipient} is not a relay message for client {me}")]
-    Misrouted { sender: u32, recipient: u32, me: u32 },
+    Misrouted {
+        sender: u32,
+        recipient: u32,
+        me: u32,
+    },
     /// A round not after the last one answered (a replay or a reordering).
     #[error("round {round} is not after the last answered round {last}")]
     StaleRound { round: u32, last: u32 },
@@ -160,7 +164,9 @@ impl<R: RngCore + CryptoRng> Client<R> {
         }
         let round = env.round;
         let reply = match env.message {
-            Message::DkgStart { threshold, members } => self.dkg_start(round, threshold, members)?,
+            Message::DkgStart { threshold, members } => {
+                self.dkg_start(round, threshold, members)?
+            }
             Message::DkgShares { dealings, shares } => self.dkg_shares(dealings, shares)?,
             Message::DkgRevealRequest { complainers } => self.dkg_reveal(complainers)?,
             Message::KeyAnnounce {
@@ -205,7 +211,11 @@ impl<R: RngCore + CryptoRng> Client<R> {
         if committee[pos].1 != self.keys.public {
             return Err(ClientError::BadCommittee("wrong key for this client"));
         }
-        let params = DkgParams::new(committee.len() as u32, threshold, &context::dkg(&self.run, &ids))?;
+        let params = DkgParams::new(
+            committee.len() as u32,
+            threshold,
+            &context::dkg(&self.run, &ids),
+        )?;
         let index = pos as u32 + 1;
         let dealer = Dealer::new(params, index, &mut self.rng)?;
         let mut channels = Vec::with_capacity(committee.len());

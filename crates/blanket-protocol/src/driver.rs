@@ -337,7 +337,8 @@ impl Party {
         o.submitted = kind == Some(Kind::KeyAnnounce);
         match self.fate {
             Fate::Malicious(b) if in_role || b == Behaviour::Replay => {
-                let (replies, deviated) = b.apply(&reply, self.last_reply.as_deref(), &mut self.tamper);
+                let (replies, deviated) =
+                    b.apply(&reply, self.last_reply.as_deref(), &mut self.tamper);
                 o.replies = replies;
                 o.deviated = deviated;
                 o.submitted &= !deviated;
@@ -410,7 +411,12 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
     let mut proof_bytes = vec![0u64; n as usize];
     let mut deviated = vec![false; n as usize];
     let mut submitted = vec![false; n as usize];
-    let mut acted = [vec![false; n as usize], vec![false; n as usize], vec![false; n as usize], vec![false; n as usize]];
+    let mut acted = [
+        vec![false; n as usize],
+        vec![false; n as usize],
+        vec![false; n as usize],
+        vec![false; n as usize],
+    ];
     let mut cpu = [0f64; 4];
     let mut refusals = Vec::new();
     let mut client_errors = Vec::new();
@@ -464,7 +470,11 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
                 }
             }
         }
-        now = if relay.ready() { now + 1 } else { relay.deadline() };
+        now = if relay.ready() {
+            now + 1
+        } else {
+            relay.deadline()
+        };
         let step = relay.advance(now);
         cpu[0] += cpu::process_seconds() - t0;
         match step {

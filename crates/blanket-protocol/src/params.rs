@@ -204,7 +204,7 @@ impl ProtocolParams {
         let mut k = 0u64;
         let mut p_all = 1.0f64;
         while !below(p_all, sigma, chain_share) {
-            if k >= nn - d || k >= m + 1 {
+            if k >= nn - d || k > m {
                 break;
             }
             p_all *= (m - k) as f64 / (nn - d - k) as f64;

@@ -139,8 +139,10 @@ impl Kind {
     }
 }
 
-/// A message's content.
+/// A message's content. (Variants differ in size; messages are transient,
+/// one per party and round, so they are not boxed.)
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Message {
     /// Relay to a key-committee member: the committee (client id and
     /// registered long-term key, member index = position + 1) and the
@@ -477,7 +479,10 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             let n = r.count(MAX_COMMITTEE, SECRET_SHARE_BYTES)?;
             let mut shares = Vec::with_capacity(n);
             for _ in 0..n {
-                shares.push(crypto(r.what, SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?))?);
+                shares.push(crypto(
+                    r.what,
+                    SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
+                )?);
             }
             Message::DkgReveal { shares }
         }
@@ -496,7 +501,10 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             let n = r.count(MAX_COMMITTEE, SECRET_SHARE_BYTES)?;
             let mut revealed = Vec::with_capacity(n);
             for _ in 0..n {
-                revealed.push(crypto(r.what, SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?))?);
+                revealed.push(crypto(
+                    r.what,
+                    SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
+                )?);
             }
             Message::KeyAnnounce {
                 public_key,
@@ -509,7 +517,10 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             let n = r.count(MAX_MESSAGES_PER_CLIENT, SUBMISSION_BYTES)?;
             let mut submissions = Vec::with_capacity(n);
             for _ in 0..n {
-                submissions.push(crypto(r.what, ClientSubmission::from_bytes(r.take(SUBMISSION_BYTES)?))?);
+                submissions.push(crypto(
+                    r.what,
+                    ClientSubmission::from_bytes(r.take(SUBMISSION_BYTES)?),
+                )?);
             }
             Message::Submit { submissions }
         }
@@ -542,7 +553,10 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             let n = r.count(MAX_LIST_LEN, POINT_BYTES)?;
             let mut c1 = Vec::with_capacity(n);
             for i in 0..n {
-                let (p, _) = crypto(r.what, decode_point(r.take(POINT_BYTES)?, "decrypt-request", i))?;
+                let (p, _) = crypto(
+                    r.what,
+                    decode_point(r.take(POINT_BYTES)?, "decrypt-request", i),
+                )?;
                 c1.push(p);
             }
             Message::DecryptRequest { c1 }
@@ -643,7 +657,10 @@ mod tests {
         ));
         let mut bad = b.clone();
         bad[1] = 13;
-        assert_eq!(Envelope::from_bytes(&bad).unwrap_err(), WireError::UnknownKind(13));
+        assert_eq!(
+            Envelope::from_bytes(&bad).unwrap_err(),
+            WireError::UnknownKind(13)
+        );
         let mut bad = b.clone();
         bad.push(0);
         assert!(matches!(

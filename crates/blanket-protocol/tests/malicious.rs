@@ -88,8 +88,15 @@ fn silent_shuffler_is_replaced_and_listed() {
     assert_ok(&r);
     assert!(r.silent.iter().any(|(c, _)| *c == s));
     let base = run_with(1, &[]);
-    assert_eq!(r.rounds, base.rounds + 1, "a replaced shuffler costs one round");
-    assert!(r.output.unwrap().accepted_clients.contains(&s), "it submitted honestly");
+    assert_eq!(
+        r.rounds,
+        base.rounds + 1,
+        "a replaced shuffler costs one round"
+    );
+    assert!(
+        r.output.unwrap().accepted_clients.contains(&s),
+        "it submitted honestly"
+    );
 }
 
 #[test]
@@ -155,7 +162,10 @@ fn bad_share_leads_to_complaint_and_disqualification() {
     let r = run_with(1, &[(c, Fate::Malicious(Behaviour::BadShare))]);
     assert_ok(&r);
     assert_eq!(named(&r, c), &Offence::Disqualified);
-    assert!(r.rounds > run_with(1, &[]).rounds, "the reveal round was run");
+    assert!(
+        r.rounds > run_with(1, &[]).rounds,
+        "the reveal round was run"
+    );
 }
 
 #[test]
@@ -212,7 +222,10 @@ fn multi_message_clients_with_cheaters() {
     let r = run_with(
         3,
         &[
-            (r0.shufflers[0], Fate::Malicious(Behaviour::DuplicateCiphertext)),
+            (
+                r0.shufflers[0],
+                Fate::Malicious(Behaviour::DuplicateCiphertext),
+            ),
             (plain(), Fate::Malicious(Behaviour::DuplicateCiphertext)),
         ],
     );
@@ -238,7 +251,10 @@ fn dropouts_at_every_step_within_the_bounds() {
     let r = run_with(1, &fates);
     assert_ok(&r);
     assert!(r.cheaters.is_empty());
-    assert_eq!(r.output.unwrap().accepted_clients.len() as u32, N - 1 - spare.min(2) as u32);
+    assert_eq!(
+        r.output.unwrap().accepted_clients.len() as u32,
+        N - 1 - spare.min(2) as u32
+    );
 }
 
 #[test]

@@ -33,10 +33,16 @@ fn relay_refuses_replays_out_of_round_and_strangers() {
     let out = relay.start(0);
     let first = &out[0];
     let member = first.to;
-    let reply = clients[member as usize].handle(&first.bytes).unwrap().unwrap();
+    let reply = clients[member as usize]
+        .handle(&first.bytes)
+        .unwrap()
+        .unwrap();
     relay.receive(member, &reply).unwrap();
     // The same bytes again: a replay.
-    assert_eq!(relay.receive(member, &reply), Err(RelayRefusal::Replay { from: member }));
+    assert_eq!(
+        relay.receive(member, &reply),
+        Err(RelayRefusal::Replay { from: member })
+    );
     // Someone else's bytes under another authenticated sender.
     let other = (0..20).find(|c| *c != member).unwrap();
     assert!(matches!(
@@ -44,7 +50,9 @@ fn relay_refuses_replays_out_of_round_and_strangers() {
         Err(RelayRefusal::SenderMismatch { .. })
     ));
     // A client not asked this round.
-    let stranger = (0..20u32).find(|c| !out.iter().any(|o| o.to == *c)).unwrap();
+    let stranger = (0..20u32)
+        .find(|c| !out.iter().any(|o| o.to == *c))
+        .unwrap();
     let mut env = Envelope::from_bytes(&reply).unwrap();
     env.sender = stranger;
     assert_eq!(
@@ -54,12 +62,19 @@ fn relay_refuses_replays_out_of_round_and_strangers() {
     // Another run, another round.
     let mut env = Envelope::from_bytes(&reply).unwrap();
     env.run = [4; 16];
-    assert_eq!(relay.receive(member, &env.to_bytes()), Err(RelayRefusal::WrongRun { from: member }));
+    assert_eq!(
+        relay.receive(member, &env.to_bytes()),
+        Err(RelayRefusal::WrongRun { from: member })
+    );
     let mut env = Envelope::from_bytes(&reply).unwrap();
     env.round = 7;
     assert!(matches!(
         relay.receive(member, &env.to_bytes()),
-        Err(RelayRefusal::WrongRound { got: 7, current: 1, .. })
+        Err(RelayRefusal::WrongRound {
+            got: 7,
+            current: 1,
+            ..
+        })
     ));
     // Too early to close the round; after the deadline it closes.
     assert!(matches!(relay.advance(10), Err(RelayError::NotYet { .. })));
@@ -74,7 +89,11 @@ fn relay_refuses_replays_out_of_round_and_strangers() {
     // The round-1 reply is now out of round.
     assert!(matches!(
         relay.receive(member, &reply),
-        Err(RelayRefusal::WrongRound { got: 1, current: 2, .. })
+        Err(RelayRefusal::WrongRound {
+            got: 1,
+            current: 2,
+            ..
+        })
     ));
     assert!(!next.is_empty());
 }
@@ -87,22 +106,37 @@ fn client_refuses_replays_misrouting_and_client_messages() {
     let c = &mut clients[o.to as usize];
     c.handle(&o.bytes).unwrap().unwrap();
     // The same request again: stale round.
-    assert!(matches!(c.handle(&o.bytes), Err(ClientError::StaleRound { .. })));
+    assert!(matches!(
+        c.handle(&o.bytes),
+        Err(ClientError::StaleRound { .. })
+    ));
     // A later round with the same kind: already answered.
     let mut env = Envelope::from_bytes(&o.bytes).unwrap();
     env.round = 9;
-    assert!(matches!(c.handle(&env.to_bytes()), Err(ClientError::Unexpected { .. })));
+    assert!(matches!(
+        c.handle(&env.to_bytes()),
+        Err(ClientError::Unexpected { .. })
+    ));
     // Not from the relay, or for someone else, or another run.
     let mut env = Envelope::from_bytes(&o.bytes).unwrap();
     env.round = 10;
     env.sender = 3;
-    assert!(matches!(c.handle(&env.to_bytes()), Err(ClientError::Misrouted { .. })));
+    assert!(matches!(
+        c.handle(&env.to_bytes()),
+        Err(ClientError::Misrouted { .. })
+    ));
     env.sender = RELAY_ID;
     env.recipient = o.to + 1;
-    assert!(matches!(c.handle(&env.to_bytes()), Err(ClientError::Misrouted { .. })));
+    assert!(matches!(
+        c.handle(&env.to_bytes()),
+        Err(ClientError::Misrouted { .. })
+    ));
     env.recipient = o.to;
     env.run = [0; 16];
-    assert!(matches!(c.handle(&env.to_bytes()), Err(ClientError::WrongRun)));
+    assert!(matches!(
+        c.handle(&env.to_bytes()),
+        Err(ClientError::WrongRun)
+    ));
     // A client-to-relay kind sent to a client.
     let env = Envelope {
         run: RUN,
@@ -111,7 +145,10 @@ fn client_refuses_replays_misrouting_and_client_messages() {
         recipient: o.to,
         message: Message::DkgComplaints { dealers: vec![] },
     };
-    assert!(matches!(c.handle(&env.to_bytes()), Err(ClientError::Unexpected { .. })));
+    assert!(matches!(
+        c.handle(&env.to_bytes()),
+        Err(ClientError::Unexpected { .. })
+    ));
     // Garbage.
     assert!(matches!(c.handle(&[1, 2, 3]), Err(ClientError::Wire(_))));
 }

@@ -19,7 +19,10 @@ fn honest_run_delivers_the_input_multiset() {
     assert!(r.cheaters.is_empty());
     assert!(r.client_errors.is_empty(), "{:?}", r.client_errors);
     assert_eq!(r.output.as_ref().unwrap().messages.len(), 40);
-    assert_eq!(r.output.as_ref().unwrap().shufflers.len() as u32, params.chain);
+    assert_eq!(
+        r.output.as_ref().unwrap().shufflers.len() as u32,
+        params.chain
+    );
     println!("{params:?} rounds {}", r.rounds);
 }
 
@@ -33,7 +36,8 @@ fn alternating_run_delivers_with_cheaters_and_dropouts() {
     let mut cfg = SimConfig::random(params, 0, 0, &[], inputs(n, 1), 4);
     // A cheating shuffler in list 0 (row 0, then column 0) and a dropout in list 3.
     cfg.fates[roles.list(0)[0] as usize] = Fate::Malicious(Behaviour::ReplaceCiphertext);
-    cfg.fates[roles.list(3)[1] as usize] = Fate::DropAt(blanket_protocol::wire::Kind::ShuffleRequest);
+    cfg.fates[roles.list(3)[1] as usize] =
+        Fate::DropAt(blanket_protocol::wire::Kind::ShuffleRequest);
     let r = driver::run(&cfg, &mut |_| {}).unwrap();
     assert!(r.delivered, "{:?}", r.error);
     assert!(r.correct);

@@ -52,3 +52,18 @@ proptest! {
         check(&cfg)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    #[test]
+    fn alternating_within_the_bounds(seed in any::<u64>(), drop in 0u32..=2, bad in 0u32..=2, mix in 0usize..9) {
+        use blanket_protocol::params::Variant;
+        let n = 64;
+        let params = ProtocolParams::for_variant(Variant::Alternating, n, 0.04, 0.04, 5, 3, 1).unwrap();
+        let behaviours: Vec<_> = (0..2).map(|i| ALL_BEHAVIOURS[(mix + i * 5) % ALL_BEHAVIOURS.len()]).collect();
+        let inputs = (0..n).map(|i| vec![i as u64 % 9]).collect();
+        let cfg = SimConfig::random(params, drop, bad, &behaviours, inputs, seed);
+        check(&cfg)?;
+    }
+}

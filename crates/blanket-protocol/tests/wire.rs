@@ -17,8 +17,11 @@ const RUN: [u8; 16] = *b"blanket-vectors!";
 fn vectors() -> Vec<(&'static str, Envelope)> {
     let mut rng = ChaCha20Rng::seed_from_u64(2026);
     let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate(&mut rng)).collect();
-    let members: Vec<(u32, blanket_crypto::PublicKey)> =
-        keys.iter().enumerate().map(|(i, k)| (i as u32 + 10, k.public)).collect();
+    let members: Vec<(u32, blanket_crypto::PublicKey)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (i as u32 + 10, k.public))
+        .collect();
     let params = DkgParams::new(3, 2, b"vectors").unwrap();
     let dealer = Dealer::new(params, 1, &mut rng).unwrap();
     let mut ch = Channel::establish(10, &keys[0], 11, &keys[1].public, &mut rng).unwrap();
@@ -39,8 +42,9 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
     let (out, proof) = shuffle::shuffle_and_prove(&gens, &pk, &list, b"ctx", &mut rng).unwrap();
     let p1 = DkgParams::new(1, 1, b"vectors-1").unwrap();
     let d1 = Dealer::new(p1, 1, &mut rng).unwrap();
-    let share = blanket_crypto::dkg::key_share(&p1, 1, &[d1.dealing()], &[d1.share_for(1).unwrap()])
-        .unwrap();
+    let share =
+        blanket_crypto::dkg::key_share(&p1, 1, &[d1.dealing()], &[d1.share_for(1).unwrap()])
+            .unwrap();
     let partial = share.partial_decrypt(&list, b"ctx", &mut rng);
     let env = |round, sender, recipient, message| Envelope {
         run: RUN,
@@ -50,59 +54,142 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
         message,
     };
     vec![
-        ("dkg-start", env(1, RELAY_ID, 10, Message::DkgStart { threshold: 2, members })),
+        (
+            "dkg-start",
+            env(
+                1,
+                RELAY_ID,
+                10,
+                Message::DkgStart {
+                    threshold: 2,
+                    members,
+                },
+            ),
+        ),
         (
             "dkg-deal",
-            env(1, 10, RELAY_ID, Message::DkgDeal {
-                dealing: dealer.dealing(),
-                shares: vec![sealed.clone()],
-            }),
+            env(
+                1,
+                10,
+                RELAY_ID,
+                Message::DkgDeal {
+                    dealing: dealer.dealing(),
+                    shares: vec![sealed.clone()],
+                },
+            ),
         ),
         (
             "dkg-shares",
-            env(2, RELAY_ID, 11, Message::DkgShares {
-                dealings: vec![dealer.dealing()],
-                shares: vec![sealed],
-            }),
+            env(
+                2,
+                RELAY_ID,
+                11,
+                Message::DkgShares {
+                    dealings: vec![dealer.dealing()],
+                    shares: vec![sealed],
+                },
+            ),
         ),
-        ("dkg-complaints", env(2, 11, RELAY_ID, Message::DkgComplaints { dealers: vec![1, 3] })),
-        ("dkg-reveal-request", env(3, RELAY_ID, 10, Message::DkgRevealRequest { complainers: vec![2] })),
+        (
+            "dkg-complaints",
+            env(
+                2,
+                11,
+                RELAY_ID,
+                Message::DkgComplaints {
+                    dealers: vec![1, 3],
+                },
+            ),
+        ),
+        (
+            "dkg-reveal-request",
+            env(
+                3,
+                RELAY_ID,
+                10,
+                Message::DkgRevealRequest {
+                    complainers: vec![2],
+                },
+            ),
+        ),
         (
             "dkg-reveal",
-            env(3, 10, RELAY_ID, Message::DkgReveal {
-                shares: vec![dealer.share_for(2).unwrap()],
-            }),
+            env(
+                3,
+                10,
+                RELAY_ID,
+                Message::DkgReveal {
+                    shares: vec![dealer.share_for(2).unwrap()],
+                },
+            ),
         ),
         (
             "key-announce",
-            env(4, RELAY_ID, 11, Message::KeyAnnounce {
-                public_key: pk,
-                messages: 1,
-                qualified: vec![1, 2, 3],
-                revealed: vec![dealer.share_for(2).unwrap()],
-            }),
+            env(
+                4,
+                RELAY_ID,
+                11,
+                Message::KeyAnnounce {
+                    public_key: pk,
+                    messages: 1,
+                    qualified: vec![1, 2, 3],
+                    revealed: vec![dealer.share_for(2).unwrap()],
+                },
+            ),
         ),
-        ("submit", env(4, 12, RELAY_ID, Message::Submit { submissions: vec![sub] })),
+        (
+            "submit",
+            env(
+                4,
+                12,
+                RELAY_ID,
+                Message::Submit {
+                    submissions: vec![sub],
+                },
+            ),
+        ),
         (
             "shuffle-request",
-            env(5, RELAY_ID, 13, Message::ShuffleRequest { lane: 0, stage: 0, list }),
+            env(
+                5,
+                RELAY_ID,
+                13,
+                Message::ShuffleRequest {
+                    lane: 0,
+                    stage: 0,
+                    list,
+                },
+            ),
         ),
         (
             "shuffle-response",
-            env(5, 13, RELAY_ID, Message::ShuffleResponse {
-                lane: 0,
-                stage: 0,
-                list: out.clone(),
-                proof,
-            }),
+            env(
+                5,
+                13,
+                RELAY_ID,
+                Message::ShuffleResponse {
+                    lane: 0,
+                    stage: 0,
+                    list: out.clone(),
+                    proof,
+                },
+            ),
         ),
         (
             "decrypt-request",
-            env(6, RELAY_ID, 10, Message::DecryptRequest {
-                c1: out.iter().map(|c| c.c1).collect(),
-            }),
+            env(
+                6,
+                RELAY_ID,
+                10,
+                Message::DecryptRequest {
+                    c1: out.iter().map(|c| c.c1).collect(),
+                },
+            ),
         ),
-        ("decrypt-response", env(6, 10, RELAY_ID, Message::DecryptResponse { partial })),
+        (
+            "decrypt-response",
+            env(6, 10, RELAY_ID, Message::DecryptResponse { partial }),
+        ),
     ]
 }
 
@@ -121,7 +208,10 @@ const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/wire_v1.t
 
 #[test]
 fn checked_in_vectors_match_and_round_trip() {
-    let generated: Vec<(&str, Vec<u8>)> = vectors().into_iter().map(|(k, e)| (k, e.to_bytes())).collect();
+    let generated: Vec<(&str, Vec<u8>)> = vectors()
+        .into_iter()
+        .map(|(k, e)| (k, e.to_bytes()))
+        .collect();
     if std::env::var("BLANKET_UPDATE_VECTORS").is_ok() {
         let mut s = String::from("# blanket-protocol wire vectors, envelope version 1: kind hex\n");
         for (k, b) in &generated {
@@ -160,7 +250,10 @@ fn truncated_messages_are_refused() {
             let mut short = b[..b.len() - 1].to_vec();
             let len = (short.len() - HEADER_BYTES) as u32;
             short[HEADER_BYTES - 4..HEADER_BYTES].copy_from_slice(&len.to_le_bytes());
-            assert!(Envelope::from_bytes(&short).is_err(), "{k} short payload decoded");
+            assert!(
+                Envelope::from_bytes(&short).is_err(),
+                "{k} short payload decoded"
+            );
         }
     }
 }
@@ -171,16 +264,28 @@ fn header_bit_flips_give_typed_errors() {
     let b = env.to_bytes();
     let mut v = b.clone();
     v[0] ^= 1;
-    assert!(matches!(Envelope::from_bytes(&v), Err(WireError::UnknownVersion { .. })));
+    assert!(matches!(
+        Envelope::from_bytes(&v),
+        Err(WireError::UnknownVersion { .. })
+    ));
     let mut v = b.clone();
     v[1] ^= 0x40;
-    assert!(matches!(Envelope::from_bytes(&v), Err(WireError::UnknownKind(_))));
+    assert!(matches!(
+        Envelope::from_bytes(&v),
+        Err(WireError::UnknownKind(_))
+    ));
     let mut v = b.clone();
     v[HEADER_BYTES - 4] ^= 1;
-    assert!(matches!(Envelope::from_bytes(&v), Err(WireError::WrongLength { .. })));
+    assert!(matches!(
+        Envelope::from_bytes(&v),
+        Err(WireError::WrongLength { .. })
+    ));
     let mut v = b.clone();
     v[HEADER_BYTES - 1] ^= 0x80;
-    assert!(matches!(Envelope::from_bytes(&v), Err(WireError::TooLarge { .. })));
+    assert!(matches!(
+        Envelope::from_bytes(&v),
+        Err(WireError::TooLarge { .. })
+    ));
 }
 
 #[test]

@@ -220,15 +220,25 @@ pub fn run(c: &ProtocolCommand) -> Result<()> {
 
 fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     if a.clients < 3 || a.clients > u32::MAX as u64 / 2 {
-        bail!("--clients = {} is out of range (allowed 3..=2147483647)", a.clients);
+        bail!(
+            "--clients = {} is out of range (allowed 3..=2147483647)",
+            a.clients
+        );
     }
     let n = a.clients as u32;
     let layout = match a.variant {
         Variant::Amortized => Layout::Amortized,
         Variant::Alternating => Layout::Alternating,
     };
-    let params =
-        ProtocolParams::for_variant(layout, n, a.dropout, a.malicious, a.sigma, a.eta, a.messages)?;
+    let params = ProtocolParams::for_variant(
+        layout,
+        n,
+        a.dropout,
+        a.malicious,
+        a.sigma,
+        a.eta,
+        a.messages,
+    )?;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed);
     let inputs: Vec<Vec<u64>> = (0..n)
         .map(|_| (0..a.messages).map(|_| rng.next_u64() >> 32).collect())
@@ -256,8 +266,14 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     let mut rows: Vec<(&str, String)> = vec![
         ("clients n", j.clients.to_string()),
         ("messages per client", j.messages_per_client.to_string()),
-        ("dropouts / malicious (bounds)", format!("{} / {}", j.max_dropouts, j.max_malicious)),
-        ("key committee c, threshold t", format!("{}, {}", j.committee, j.threshold)),
+        (
+            "dropouts / malicious (bounds)",
+            format!("{} / {}", j.max_dropouts, j.max_malicious),
+        ),
+        (
+            "key committee c, threshold t",
+            format!("{}, {}", j.committee, j.threshold),
+        ),
         (
             "shuffler lists, chain k, backups per list",
             format!("{}, {}, {}", j.lanes, j.chain, j.backups),
@@ -269,13 +285,22 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         rows.push(("error", e.clone()));
     }
     rows.extend([
-        ("rounds (paper: 24, 18 without shuffler dropout)", j.rounds.to_string()),
+        (
+            "rounds (paper: 24, 18 without shuffler dropout)",
+            j.rounds.to_string(),
+        ),
         (
             "bytes, worst client (paper: 1.25 MB)",
             format!("{} (client {})", j.bytes_worst_client, j.worst_client),
         ),
-        ("  of which shuffle proof", j.proof_bytes_worst_client.to_string()),
-        ("bytes, average client (paper: 4.35 KB)", num(j.bytes_avg_client)),
+        (
+            "  of which shuffle proof",
+            j.proof_bytes_worst_client.to_string(),
+        ),
+        (
+            "bytes, average client (paper: 4.35 KB)",
+            num(j.bytes_avg_client),
+        ),
         ("cheaters named", j.cheaters_detected.to_string()),
         ("silent (timed out)", j.silent.to_string()),
         ("wall seconds", num(j.seconds)),
@@ -300,7 +325,10 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     );
     println!("trust: {TRUST}");
     for c in &j.cheaters {
-        println!("  named: client {} in round {} ({}): {}", c.client, c.round, c.phase, c.offence);
+        println!(
+            "  named: client {} in round {} ({}): {}",
+            c.client, c.round, c.phase, c.offence
+        );
     }
     if !j.delivered {
         bail!("the run did not deliver: {}", j.error.unwrap_or_default());

@@ -172,7 +172,8 @@ impl Relay {
             };
             let (id, want) = (self.lanes[li].id, self.lanes[li].stage);
             if lane != id || stage != want {
-                let why = format!("answered lane {lane} stage {stage}, asked lane {id} stage {want}");
+                let why =
+                    format!("answered lane {lane} stage {stage}, asked lane {id} stage {want}");
                 self.name(from, Offence::InvalidShuffle(why));
                 continue;
             }

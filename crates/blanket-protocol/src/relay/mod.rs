@@ -104,7 +104,11 @@ pub enum RelayRefusal {
     #[error("client {from} sent two different messages in one round")]
     Equivocation { from: u32 },
     #[error("client {from} sent a {got:?} message, expected {expected:?}")]
-    WrongKind { from: u32, got: Kind, expected: Kind },
+    WrongKind {
+        from: u32,
+        got: Kind,
+        expected: Kind,
+    },
     #[error("the run is over")]
     Closed,
 }
@@ -413,7 +417,10 @@ impl Relay {
         let got = env.message.kind();
         self.expected.remove(&from);
         if got != want {
-            self.name(from, Offence::Malformed(format!("sent {got:?}, expected {want:?}")));
+            self.name(
+                from,
+                Offence::Malformed(format!("sent {got:?}, expected {want:?}")),
+            );
             return Err(RelayRefusal::WrongKind {
                 from,
                 got,
@@ -474,7 +481,10 @@ impl Relay {
     fn check_deal(&self, from: u32, d: &Dealing, shares: &[SealedMessage]) -> Result<(), String> {
         let idx = self.member_index(from).ok_or("not a member")?;
         if d.dealer != idx {
-            return Err(format!("dealing claims member {}, sender is {idx}", d.dealer));
+            return Err(format!(
+                "dealing claims member {}, sender is {idx}",
+                d.dealer
+            ));
         }
         dkg::verify_dealing(&self.dkg, d).map_err(|e| e.to_string())?;
         let mut to: BTreeSet<u32> = BTreeSet::new();
@@ -598,10 +608,9 @@ impl Relay {
             }
             let client = self.roles.committee[c.dealer as usize - 1];
             let revealed = match inbox.get(&client) {
-                Some((_, Message::DkgReveal { shares })) => shares
-                    .iter()
-                    .find(|s| s.recipient == c.complainer)
-                    .cloned(),
+                Some((_, Message::DkgReveal { shares })) => {
+                    shares.iter().find(|s| s.recipient == c.complainer).cloned()
+                }
                 _ => None,
             };
             let dealing = &self.dealings[&c.dealer].0;

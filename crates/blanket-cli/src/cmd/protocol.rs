@@ -31,6 +31,13 @@ pub enum Variant {
     Alternating,
 }
 
+/// DP protocols that can run over the shuffle.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DpProtocol {
+    /// Histogram over m categories with the privacy-blanket GRR randomizer.
+    Histogram,
+}
+
 #[derive(Args, Clone)]
 pub struct ProtocolRunArgs {
     /// Number of clients n (>= 3).
@@ -57,6 +64,20 @@ pub struct ProtocolRunArgs {
     /// Messages per client (several for vector sums or IKOS shares).
     #[arg(long, default_value_t = 1)]
     pub messages: u32,
+    /// Run a DP protocol over the shuffle and end with its estimate and certified guarantee
+    /// (for the honest, present users only). Only `histogram` (GRR over --domain
+    /// categories, amortized variant) is implemented.
+    #[arg(long, value_enum)]
+    pub protocol: Option<DpProtocol>,
+    /// Target epsilon of --protocol (> 0, natural log).
+    #[arg(long, requires = "protocol")]
+    pub eps: Option<f64>,
+    /// Target delta of --protocol, in (0, 1).
+    #[arg(long, requires = "protocol")]
+    pub delta: Option<f64>,
+    /// Number of categories m of --protocol histogram.
+    #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64)]
+    pub domain: u64,
     /// Seed of the simulation (reproducible; real clients never use a seed).
     #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64)]
     pub seed: u64,
@@ -116,6 +137,60 @@ struct RunJson {
     blanket_users: u64,
     trust: &'static str,
     paper: PaperJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    histogram: Option<HistogramJson>,
+}
+
+#[derive(Serialize)]
+struct HistogramJson {
+    domain: u64,
+    gamma: f64,
+    /// Certified for `blanket_users` users (eps, delta rounded up).
+    certified_epsilon: f64,
+    certified_delta: f64,
+    method: String,
+    /// Estimated counts from the decrypted, shuffled reports.
+    estimate: Vec<f64>,
+    /// True counts of the accepted clients' inputs (malicious clients' included: they are
+    /// in the output, not in the blanket).
+    truth: Vec<u64>,
+    rmse: f64,
+}
+
+struct HistogramRun {
+    h: blanket::protocol::histogram::Histogram,
+    cal: blanket::calibrate::Calibration<()>,
+    categories: Vec<u32>,
+}
+
+/// Calibrate the histogram for the blanket users and randomize every client's category.
+fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<HistogramRun> {
+    use blanket::accounting::Best;
+    use blanket::calibrate::Target;
+    use blanket::params::{Delta, DomainSize, Epsilon, NumUsers};
+    use blanket::protocol::histogram::Histogram;
+    if a.variant != Variant::Amortized {
+        bail!("--protocol with --variant alternating: no certified guarantee (the alternating accountant counts every message of a column, and the blanket of a column with dropped-out and malicious clients in it is not derived); use --variant amortized");
+    }
+    let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
+        bail!("--protocol needs --eps and --delta");
+    };
+    if a.messages != 1 {
+        bail!("--protocol histogram sends one message per client: --messages must be 1");
+    }
+    let n_blanket = (params.clients - params.max_dropouts - params.max_malicious) as u64;
+    let target = Target {
+        eps: Epsilon::new(eps)?,
+        delta: Delta::new(delta)?,
+        n: NumUsers::new(n_blanket)?,
+    };
+    let m = DomainSize::new(a.domain)?;
+    let (h, cal) = Histogram::calibrate(m, &target, &Best::default())?;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed ^ 0x4849_5354);
+    let categories: Vec<u32> = (0..params.clients)
+        .map(|_| (rng.next_u64() % a.domain) as u32)
+        .collect();
+    Ok(HistogramRun { h, cal, categories })
 }
 
 #[derive(Serialize)]
@@ -203,6 +278,7 @@ fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
             .saturating_sub(p.max_dropouts as u64)
             .saturating_sub(p.max_malicious as u64),
         trust: TRUST,
+        histogram: None,
         paper: PaperJson {
             rounds: 24,
             rounds_no_shuffler_dropout: 18,
@@ -239,10 +315,27 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         a.eta,
         a.messages,
     )?;
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed);
-    let inputs: Vec<Vec<u64>> = (0..n)
-        .map(|_| (0..a.messages).map(|_| rng.next_u64() >> 32).collect())
-        .collect();
+    let hist = match a.protocol {
+        Some(DpProtocol::Histogram) => Some(histogram_inputs(a, &params)?),
+        None => None,
+    };
+    let inputs: Vec<Vec<u64>> = match &hist {
+        Some(hr) => hr
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let mut r = blanket::rng::simulation_stream(a.seed, i as u64);
+                Ok(vec![u64::from(hr.h.randomize_simulated(c, &mut r)?)])
+            })
+            .collect::<Result<_>>()?,
+        None => {
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed);
+            (0..n)
+                .map(|_| (0..a.messages).map(|_| rng.next_u64() >> 32).collect())
+                .collect()
+        }
+    };
     let cfg = SimConfig::random(
         params,
         params.max_dropouts,
@@ -259,7 +352,10 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         ))
     })?;
     pb.finish_and_clear();
-    let j = to_json(a, &report);
+    let mut j = to_json(a, &report);
+    if let (Some(hr), Some(out)) = (&hist, &report.output) {
+        j.histogram = Some(histogram_estimate(a, hr, out)?);
+    }
     if a.json {
         return print_json(&j);
     }
@@ -330,6 +426,21 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             c.client, c.round, c.phase, c.offence
         );
     }
+    if let Some(h) = &j.histogram {
+        println!(
+            "histogram over {} categories (gamma {}): RMSE {} per category against the accepted clients' categories",
+            h.domain,
+            num(h.gamma),
+            num(h.rmse)
+        );
+        println!(
+            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above",
+            crate::output::up(h.certified_epsilon),
+            crate::output::up(h.certified_delta),
+            j.blanket_users,
+            h.method
+        );
+    }
     if !j.delivered {
         bail!("the run did not deliver: {}", j.error.unwrap_or_default());
     }
@@ -337,4 +448,47 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         bail!("the run delivered an incorrect output");
     }
     Ok(())
+}
+
+fn histogram_estimate(
+    a: &ProtocolRunArgs,
+    hr: &HistogramRun,
+    out: &blanket_protocol::relay::RunOutput,
+) -> Result<HistogramJson> {
+    use blanket::analyzer::Aggregator;
+    let mut state = hr.h.aggregator();
+    for &msg in &out.messages {
+        // Reports outside the domain come only from malicious clients: dropped.
+        if let Ok(y) = u32::try_from(msg) {
+            if (y as u64) < a.domain {
+                state.absorb(y)?;
+            }
+        }
+    }
+    let est = hr.h.estimate(&state)?;
+    let mut truth = vec![0u64; a.domain as usize];
+    for &c in &out.accepted_clients {
+        truth[hr.categories[c as usize] as usize] += 1;
+    }
+    let rmse = (est
+        .counts
+        .iter()
+        .zip(&truth)
+        .map(|(e, &t)| (e - t as f64).powi(2))
+        .sum::<f64>()
+        / a.domain as f64)
+        .sqrt();
+    let Some(g) = hr.cal.certified.as_ref() else {
+        bail!("the accountant certifies no guarantee for this randomizer at these parameters");
+    };
+    Ok(HistogramJson {
+        domain: a.domain,
+        gamma: hr.cal.gamma.get(),
+        certified_epsilon: g.epsilon,
+        certified_delta: g.delta,
+        method: format!("{:?}", g.method),
+        estimate: est.counts,
+        truth,
+        rmse,
+    })
 }

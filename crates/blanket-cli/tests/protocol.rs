@@ -44,6 +44,8 @@ fn protocol_run_json_keys_and_outcome() {
         assert_eq!(v["correct"], true, "{v}");
         assert_eq!(v["variant"], variant);
         assert_eq!(v["blanket_users"], 72);
+        assert_eq!(v["cheaters_missed"], 0);
+        assert_eq!(v["honest_named"], 0);
         assert!(v["cpu_seconds_by_role"].get("shuffler").is_some());
         assert!(
             v["proof_bytes_worst_client"].as_u64().unwrap()

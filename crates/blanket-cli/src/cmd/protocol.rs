@@ -129,6 +129,14 @@ struct RunJson {
     bytes_avg_client: f64,
     cheaters_detected: usize,
     cheaters: Vec<CheaterJson>,
+    /// Malicious clients that deviated in a message the relay saw but were not named
+    /// (must be 0), and honest clients named (must be 0).
+    cheaters_missed: usize,
+    honest_named: usize,
+    /// Clients whose submission was accepted, and decrypted elements outside the
+    /// message space.
+    accepted_clients: usize,
+    undecodable: usize,
     silent: usize,
     seconds: f64,
     cpu_seconds_by_role: std::collections::BTreeMap<&'static str, f64>,
@@ -267,6 +275,10 @@ fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
                 offence: format!("{:?}", c.offence),
             })
             .collect(),
+        cheaters_missed: r.cheaters_missed.len(),
+        honest_named: r.honest_named.len(),
+        accepted_clients: r.output.as_ref().map_or(0, |o| o.accepted_clients.len()),
+        undecodable: r.output.as_ref().map_or(0, |o| o.undecodable),
         silent: r.silent.len(),
         seconds: r.wall_seconds,
         cpu_seconds_by_role: roles

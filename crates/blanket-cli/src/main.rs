@@ -56,6 +56,9 @@ enum Command {
     /// empirical lower bound on epsilon beside the certified upper bound.
     #[command(subcommand)]
     Audit(cmd::audit::AuditCommand),
+    /// Shuffling without a trusted shuffler: the clients' own verifiable shuffle protocol.
+    #[command(subcommand)]
+    Protocol(cmd::protocol::ProtocolCommand),
     /// Print a shell completion script (e.g. `blanket completions bash > blanket.bash`).
     Completions {
         /// The shell.
@@ -127,6 +130,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Compare(CompareCommand::Frequency(a)) => cmd::compare_frequency::compare(&a),
         Command::Experiment(c) => cmd::experiment::run(&c),
         Command::Audit(c) => cmd::audit::run(&c),
+        Command::Protocol(c) => cmd::protocol::run(&c),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());

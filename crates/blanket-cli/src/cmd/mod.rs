@@ -12,4 +12,5 @@ pub mod experiment;
 pub mod frequency;
 pub mod frequency_data;
 pub mod ikos;
+pub mod protocol;
 pub mod simulate;

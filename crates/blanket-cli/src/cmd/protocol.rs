@@ -1,0 +1,506 @@
+//! `blanket protocol run`: the clients' own verifiable shuffle (issue 16;
+//! spec `05-secure-shuffle.md`), run in memory with dropouts and malicious
+//! clients, and its costs beside the paper's reference figures.
+
+use anyhow::{bail, Result};
+use blanket_protocol::driver::{self, SimConfig, SimReport, ALL_BEHAVIOURS};
+use blanket_protocol::params::Variant as Layout;
+use blanket_protocol::ProtocolParams;
+use clap::{Args, Subcommand, ValueEnum};
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use serde::Serialize;
+
+use super::common::spinner;
+use crate::output::{kv_table, num, print_json};
+
+#[derive(Subcommand)]
+pub enum ProtocolCommand {
+    /// Run the protocol in memory: n clients and the relay in one process, with honest
+    /// dropouts and malicious clients; prints delivery, correctness, cheaters named, rounds,
+    /// bytes and CPU per role.
+    Run(ProtocolRunArgs),
+}
+
+/// Shuffle layouts.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// One chain of k shufflers over all ciphertexts (the amortized shuffler).
+    Amortized,
+    /// The 2-round alternating shuffle: a chain per row of the sqrt(n) x sqrt(n) grid (rows
+    /// in parallel), then a chain per column; each shuffler moves about sqrt(n) ciphertexts.
+    Alternating,
+}
+
+/// DP protocols that can run over the shuffle.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DpProtocol {
+    /// Histogram over m categories with the privacy-blanket GRR randomizer.
+    Histogram,
+}
+
+#[derive(Args, Clone)]
+pub struct ProtocolRunArgs {
+    /// Number of clients n (>= 3).
+    #[arg(long, value_parser = crate::numeric::parse_u64)]
+    pub clients: u64,
+    /// Dropout fraction alpha in [0, 0.5): the bound the parameters assume, and the
+    /// fraction of honest clients that drop out (at a step of their role) in the run.
+    #[arg(long, default_value_t = 0.0, value_parser = crate::numeric::parse_f64)]
+    pub dropout: f64,
+    /// Malicious fraction gamma in [0, 0.5): the bound the parameters assume, and the
+    /// fraction of clients that misbehave in the run (silent, garbage, bad proofs, replaced
+    /// or duplicated ciphertexts, wrong partials, bad shares, equivocation, replays, in turn).
+    #[arg(long, default_value_t = 0.0, value_parser = crate::numeric::parse_f64)]
+    pub malicious: f64,
+    /// Shuffle layout.
+    #[arg(long, value_enum, default_value_t = Variant::Amortized)]
+    pub variant: Variant,
+    /// Statistical security: privacy fails with probability at most 2^-sigma.
+    #[arg(long, default_value_t = 40)]
+    pub sigma: u32,
+    /// Output delivery fails with probability at most 2^-eta.
+    #[arg(long, default_value_t = 10)]
+    pub eta: u32,
+    /// Messages per client (several for vector sums or IKOS shares).
+    #[arg(long, default_value_t = 1)]
+    pub messages: u32,
+    /// Run a DP protocol over the shuffle and end with its estimate and certified guarantee
+    /// (for the honest, present users only). Only `histogram` (GRR over --domain
+    /// categories, amortized variant) is implemented.
+    #[arg(long, value_enum)]
+    pub protocol: Option<DpProtocol>,
+    /// Target epsilon of --protocol (> 0, natural log).
+    #[arg(long, requires = "protocol")]
+    pub eps: Option<f64>,
+    /// Target delta of --protocol, in (0, 1).
+    #[arg(long, requires = "protocol")]
+    pub delta: Option<f64>,
+    /// Number of categories m of --protocol histogram.
+    #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64)]
+    pub domain: u64,
+    /// Seed of the simulation (reproducible; real clients never use a seed).
+    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64)]
+    pub seed: u64,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct RoleJson {
+    role: &'static str,
+    parties: usize,
+    bytes_worst: u64,
+    bytes_avg: f64,
+    cpu_seconds_total: f64,
+    cpu_seconds_per_party: f64,
+}
+
+#[derive(Serialize)]
+struct CheaterJson {
+    client: u32,
+    round: u32,
+    phase: String,
+    offence: String,
+}
+
+#[derive(Serialize)]
+struct RunJson {
+    variant: &'static str,
+    clients: u32,
+    messages_per_client: u32,
+    sigma: u32,
+    eta: u32,
+    max_dropouts: u32,
+    max_malicious: u32,
+    committee: u32,
+    threshold: u32,
+    /// Shuffler lists (1 amortized; W = ceil(sqrt(n m)) alternating).
+    lanes: u32,
+    chain: u32,
+    backups: u32,
+    delivered: bool,
+    correct: bool,
+    error: Option<String>,
+    rounds: u32,
+    bytes_worst_client: u64,
+    proof_bytes_worst_client: u64,
+    worst_client: u32,
+    bytes_avg_client: f64,
+    cheaters_detected: usize,
+    cheaters: Vec<CheaterJson>,
+    /// Malicious clients that deviated in a message the relay saw but were not named
+    /// (must be 0), and honest clients named (must be 0).
+    cheaters_missed: usize,
+    honest_named: usize,
+    /// Clients whose submission was accepted, and decrypted elements outside the
+    /// message space.
+    accepted_clients: usize,
+    undecodable: usize,
+    silent: usize,
+    seconds: f64,
+    cpu_seconds_by_role: std::collections::BTreeMap<&'static str, f64>,
+    roles: Vec<RoleJson>,
+    /// Who the privacy guarantee of a protocol over this shuffler covers.
+    blanket_users: u64,
+    trust: &'static str,
+    paper: PaperJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    histogram: Option<HistogramJson>,
+}
+
+#[derive(Serialize)]
+struct HistogramJson {
+    domain: u64,
+    gamma: f64,
+    /// Certified for `blanket_users` users (eps, delta rounded up).
+    certified_epsilon: f64,
+    certified_delta: f64,
+    method: String,
+    /// Estimated counts from the decrypted, shuffled reports.
+    estimate: Vec<f64>,
+    /// True counts of the accepted clients' inputs (malicious clients' included: they are
+    /// in the output, not in the blanket).
+    truth: Vec<u64>,
+    rmse: f64,
+}
+
+struct HistogramRun {
+    h: blanket::protocol::histogram::Histogram,
+    cal: blanket::calibrate::Calibration<()>,
+    categories: Vec<u32>,
+}
+
+/// Calibrate the histogram for the blanket users and randomize every client's category.
+fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<HistogramRun> {
+    use blanket::accounting::Best;
+    use blanket::calibrate::Target;
+    use blanket::params::{Delta, DomainSize, Epsilon, NumUsers};
+    use blanket::protocol::histogram::Histogram;
+    if a.variant != Variant::Amortized {
+        bail!("--protocol with --variant alternating: no certified guarantee (the alternating accountant counts every message of a column, and the blanket of a column with dropped-out and malicious clients in it is not derived); use --variant amortized");
+    }
+    let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
+        bail!("--protocol needs --eps and --delta");
+    };
+    if a.messages != 1 {
+        bail!("--protocol histogram sends one message per client: --messages must be 1");
+    }
+    let n_blanket = (params.clients - params.max_dropouts - params.max_malicious) as u64;
+    let target = Target {
+        eps: Epsilon::new(eps)?,
+        delta: Delta::new(delta)?,
+        n: NumUsers::new(n_blanket)?,
+    };
+    let m = DomainSize::new(a.domain)?;
+    let (h, cal) = Histogram::calibrate(m, &target, &Best::default())?;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed ^ 0x4849_5354);
+    let categories: Vec<u32> = (0..params.clients)
+        .map(|_| (rng.next_u64() % a.domain) as u32)
+        .collect();
+    Ok(HistogramRun { h, cal, categories })
+}
+
+#[derive(Serialize)]
+struct PaperJson {
+    rounds: u32,
+    rounds_no_shuffler_dropout: u32,
+    bytes_worst_client: f64,
+    bytes_avg_client: f64,
+}
+
+/// The trust assumption of the shuffler (spec 05, "Setting"; `docs/protocol.md`).
+pub const TRUST: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients, fixed before the public randomness; privacy of the shuffle fails with probability at most 2^-sigma, delivery with at most 2^-eta";
+
+fn role_label(r: &str) -> &'static str {
+    match r {
+        "relay" => "relay",
+        "key_committee" => "key committee member",
+        "shuffler" => "shuffler",
+        _ => "every client (submit)",
+    }
+}
+
+fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
+    let p = r.params;
+    let (worst, bytes_worst) = r.worst_client();
+    let roles: Vec<RoleJson> = r
+        .by_role
+        .iter()
+        .map(|(name, c)| RoleJson {
+            role: name,
+            parties: c.parties,
+            bytes_worst: c.bytes_worst,
+            bytes_avg: c.bytes_avg,
+            cpu_seconds_total: c.cpu_seconds_total,
+            cpu_seconds_per_party: if c.parties == 0 {
+                0.0
+            } else {
+                c.cpu_seconds_total / c.parties as f64
+            },
+        })
+        .collect();
+    RunJson {
+        variant: match args.variant {
+            Variant::Amortized => "amortized",
+            Variant::Alternating => "alternating",
+        },
+        lanes: p.lanes,
+        clients: p.clients,
+        messages_per_client: p.messages_per_client,
+        sigma: p.sigma,
+        eta: p.eta,
+        max_dropouts: p.max_dropouts,
+        max_malicious: p.max_malicious,
+        committee: p.committee,
+        threshold: p.threshold,
+        chain: p.chain,
+        backups: p.backups,
+        delivered: r.delivered,
+        correct: r.correct,
+        error: r.error.clone(),
+        rounds: r.rounds,
+        bytes_worst_client: bytes_worst,
+        proof_bytes_worst_client: r.proof_bytes[worst as usize],
+        worst_client: worst,
+        bytes_avg_client: r.bytes_avg(),
+        cheaters_detected: r.cheaters.len(),
+        cheaters: r
+            .cheaters
+            .iter()
+            .map(|c| CheaterJson {
+                client: c.client,
+                round: c.round,
+                phase: format!("{:?}", c.phase),
+                offence: format!("{:?}", c.offence),
+            })
+            .collect(),
+        cheaters_missed: r.cheaters_missed.len(),
+        honest_named: r.honest_named.len(),
+        accepted_clients: r.output.as_ref().map_or(0, |o| o.accepted_clients.len()),
+        undecodable: r.output.as_ref().map_or(0, |o| o.undecodable),
+        silent: r.silent.len(),
+        seconds: r.wall_seconds,
+        cpu_seconds_by_role: roles
+            .iter()
+            .map(|x| (x.role, x.cpu_seconds_per_party))
+            .collect(),
+        roles,
+        blanket_users: (p.clients as u64)
+            .saturating_sub(p.max_dropouts as u64)
+            .saturating_sub(p.max_malicious as u64),
+        trust: TRUST,
+        histogram: None,
+        paper: PaperJson {
+            rounds: 24,
+            rounds_no_shuffler_dropout: 18,
+            bytes_worst_client: 1.25e6,
+            bytes_avg_client: 4350.0,
+        },
+    }
+}
+
+pub fn run(c: &ProtocolCommand) -> Result<()> {
+    match c {
+        ProtocolCommand::Run(a) => run_protocol(a),
+    }
+}
+
+fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
+    if a.clients < 3 || a.clients > u32::MAX as u64 / 2 {
+        bail!(
+            "--clients = {} is out of range (allowed 3..=2147483647)",
+            a.clients
+        );
+    }
+    let n = a.clients as u32;
+    let layout = match a.variant {
+        Variant::Amortized => Layout::Amortized,
+        Variant::Alternating => Layout::Alternating,
+    };
+    let params = ProtocolParams::for_variant(
+        layout,
+        n,
+        a.dropout,
+        a.malicious,
+        a.sigma,
+        a.eta,
+        a.messages,
+    )?;
+    let hist = match a.protocol {
+        Some(DpProtocol::Histogram) => Some(histogram_inputs(a, &params)?),
+        None => None,
+    };
+    let inputs: Vec<Vec<u64>> = match &hist {
+        Some(hr) => hr
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let mut r = blanket::rng::simulation_stream(a.seed, i as u64);
+                Ok(vec![u64::from(hr.h.randomize_simulated(c, &mut r)?)])
+            })
+            .collect::<Result<_>>()?,
+        None => {
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed);
+            (0..n)
+                .map(|_| (0..a.messages).map(|_| rng.next_u64() >> 32).collect())
+                .collect()
+        }
+    };
+    let cfg = SimConfig::random(
+        params,
+        params.max_dropouts,
+        params.max_malicious,
+        &ALL_BEHAVIOURS,
+        inputs,
+        a.seed,
+    );
+    let pb = spinner("protocol run", a.json);
+    let report = driver::run(&cfg, &mut |p| {
+        pb.set_message(format!(
+            "protocol run: round {} ({:?}, {}/{} shuffles)",
+            p.round, p.phase, p.shuffles.0, p.shuffles.1
+        ))
+    })?;
+    pb.finish_and_clear();
+    let mut j = to_json(a, &report);
+    if let (Some(hr), Some(out)) = (&hist, &report.output) {
+        j.histogram = Some(histogram_estimate(a, hr, out)?);
+    }
+    if a.json {
+        return print_json(&j);
+    }
+    let mut rows: Vec<(&str, String)> = vec![
+        ("clients n", j.clients.to_string()),
+        ("messages per client", j.messages_per_client.to_string()),
+        (
+            "dropouts / malicious (bounds)",
+            format!("{} / {}", j.max_dropouts, j.max_malicious),
+        ),
+        (
+            "key committee c, threshold t",
+            format!("{}, {}", j.committee, j.threshold),
+        ),
+        (
+            "shuffler lists, chain k, backups per list",
+            format!("{}, {}, {}", j.lanes, j.chain, j.backups),
+        ),
+        ("delivered", j.delivered.to_string()),
+        ("correct", j.correct.to_string()),
+    ];
+    if let Some(e) = &j.error {
+        rows.push(("error", e.clone()));
+    }
+    rows.extend([
+        (
+            "rounds (paper: 24, 18 without shuffler dropout)",
+            j.rounds.to_string(),
+        ),
+        (
+            "bytes, worst client (paper: 1.25 MB)",
+            format!("{} (client {})", j.bytes_worst_client, j.worst_client),
+        ),
+        (
+            "  of which shuffle proof",
+            j.proof_bytes_worst_client.to_string(),
+        ),
+        (
+            "bytes, average client (paper: 4.35 KB)",
+            num(j.bytes_avg_client),
+        ),
+        ("cheaters named", j.cheaters_detected.to_string()),
+        ("silent (timed out)", j.silent.to_string()),
+        ("wall seconds", num(j.seconds)),
+    ]);
+    for r in &j.roles {
+        rows.push((
+            role_label(r.role),
+            format!(
+                "{} parties, bytes worst {} avg {}, CPU s per party {}",
+                r.parties,
+                r.bytes_worst,
+                num(r.bytes_avg),
+                num(r.cpu_seconds_per_party)
+            ),
+        ));
+    }
+    let title = format!("blanket protocol run ({} shuffler)", j.variant);
+    println!("{}", kv_table(&title, &rows));
+    println!(
+        "privacy of a protocol over this shuffler covers the {} honest, present users (n - dropout bound - malicious bound)",
+        j.blanket_users
+    );
+    println!("trust: {TRUST}");
+    for c in &j.cheaters {
+        println!(
+            "  named: client {} in round {} ({}): {}",
+            c.client, c.round, c.phase, c.offence
+        );
+    }
+    if let Some(h) = &j.histogram {
+        println!(
+            "histogram over {} categories (gamma {}): RMSE {} per category against the accepted clients' categories",
+            h.domain,
+            num(h.gamma),
+            num(h.rmse)
+        );
+        println!(
+            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above",
+            crate::output::up(h.certified_epsilon),
+            crate::output::up(h.certified_delta),
+            j.blanket_users,
+            h.method
+        );
+    }
+    if !j.delivered {
+        bail!("the run did not deliver: {}", j.error.unwrap_or_default());
+    }
+    if !j.correct {
+        bail!("the run delivered an incorrect output");
+    }
+    Ok(())
+}
+
+fn histogram_estimate(
+    a: &ProtocolRunArgs,
+    hr: &HistogramRun,
+    out: &blanket_protocol::relay::RunOutput,
+) -> Result<HistogramJson> {
+    use blanket::analyzer::Aggregator;
+    let mut state = hr.h.aggregator();
+    for &msg in &out.messages {
+        // Reports outside the domain come only from malicious clients: dropped.
+        if let Ok(y) = u32::try_from(msg) {
+            if (y as u64) < a.domain {
+                state.absorb(y)?;
+            }
+        }
+    }
+    let est = hr.h.estimate(&state)?;
+    let mut truth = vec![0u64; a.domain as usize];
+    for &c in &out.accepted_clients {
+        truth[hr.categories[c as usize] as usize] += 1;
+    }
+    let rmse = (est
+        .counts
+        .iter()
+        .zip(&truth)
+        .map(|(e, &t)| (e - t as f64).powi(2))
+        .sum::<f64>()
+        / a.domain as f64)
+        .sqrt();
+    let Some(g) = hr.cal.certified.as_ref() else {
+        bail!("the accountant certifies no guarantee for this randomizer at these parameters");
+    };
+    Ok(HistogramJson {
+        domain: a.domain,
+        gamma: hr.cal.gamma.get(),
+        certified_epsilon: g.epsilon,
+        certified_delta: g.delta,
+        method: format!("{:?}", g.method),
+        estimate: est.counts,
+        truth,
+        rmse,
+    })
+}

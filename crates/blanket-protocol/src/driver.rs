@@ -1,0 +1,576 @@
+//! An in-memory run: n clients and the relay in one process, with honest
+//! dropouts at any step and malicious clients of several kinds, and the
+//! measurements the issue asks for (delivery, correctness, cheaters named,
+//! rounds, bytes per client, CPU per role, wall time).
+//!
+//! Time is simulated: a round ends as soon as every party asked has
+//! answered, or at its deadline (`timeout_ms` after it opened) when some
+//! party is silent. Randomness is seeded (`SimConfig::seed`): this is a
+//! simulation; deployed clients take OS randomness.
+
+mod behaviour;
+mod cpu;
+
+use std::time::Instant;
+
+use blanket_crypto::shuffle::ShuffleProof;
+use blanket_crypto::Keypair;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+pub use behaviour::{Behaviour, ALL_BEHAVIOURS};
+
+use crate::client::Client;
+use crate::params::ProtocolParams;
+use crate::relay::{Cheater, Phase, Relay, RelayError, RelayRefusal, RunOutput, Step};
+use crate::select::{self, Roles};
+use crate::wire::{Envelope, Kind, Message, RunId};
+
+/// What happens to one client in a simulated run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Follows the protocol to the end.
+    Honest,
+    /// Honest, but silent from the first request of this kind (or a later
+    /// one) on: `DkgStart` or `DkgShares` (committee member during the DKG),
+    /// `KeyAnnounce` (before encrypting), `ShuffleRequest` (as shuffler),
+    /// `DecryptRequest` (as key holder).
+    DropAt(Kind),
+    /// Malicious with this behaviour.
+    Malicious(Behaviour),
+}
+
+/// A simulated run.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub params: ProtocolParams,
+    /// One fate per client.
+    pub fates: Vec<Fate>,
+    /// One input vector per client (`params.messages_per_client` each).
+    pub inputs: Vec<Vec<u64>>,
+    /// Seeds the public randomness, the run id and every party's RNG.
+    pub seed: u64,
+    /// Round timeout (simulated milliseconds).
+    pub timeout_ms: u64,
+}
+
+/// Simulation set-up errors (a failed run is a report, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{what} has {got} entries for {clients} clients")]
+    Length {
+        what: &'static str,
+        got: usize,
+        clients: u32,
+    },
+    #[error("client {client} has {got} inputs, the run has {expected} messages per client")]
+    Inputs {
+        client: u32,
+        got: usize,
+        expected: u32,
+    },
+    #[error(transparent)]
+    Relay(#[from] RelayError),
+}
+
+/// Bytes and CPU of one role.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoleCost {
+    /// Parties that acted in this role.
+    pub parties: usize,
+    /// Largest sent + received bytes of one party (all its roles).
+    pub bytes_worst: u64,
+    /// Mean sent + received bytes per party.
+    pub bytes_avg: f64,
+    /// Process CPU seconds spent in this role's handlers, in total.
+    pub cpu_seconds_total: f64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct SimReport {
+    pub params: ProtocolParams,
+    pub roles: Roles,
+    /// Output reached the relay.
+    pub delivered: bool,
+    /// The relay's error if it did not.
+    pub error: Option<String>,
+    /// The decrypted multiset equals the inputs of the accepted clients,
+    /// every honest client that submitted was accepted, and no honest
+    /// client was named.
+    pub correct: bool,
+    pub output: Option<RunOutput>,
+    pub rounds: u32,
+    pub cheaters: Vec<Cheater>,
+    pub silent: Vec<(u32, Phase)>,
+    /// Malicious clients that deviated in a message the relay saw but were
+    /// not named (must stay empty).
+    pub cheaters_missed: Vec<u32>,
+    /// Honest clients named as cheaters (must stay empty).
+    pub honest_named: Vec<u32>,
+    /// Messages the relay refused (replays, out-of-round, equivocations...).
+    pub refusals: Vec<RelayRefusal>,
+    /// Errors honest clients hit (must stay empty).
+    pub client_errors: Vec<(u32, String)>,
+    /// Per client: bytes sent, bytes received, shuffle-proof bytes sent.
+    pub bytes_sent: Vec<u64>,
+    pub bytes_received: Vec<u64>,
+    pub proof_bytes: Vec<u64>,
+    /// Per role: "relay", "key_committee", "shuffler", "client".
+    pub by_role: Vec<(&'static str, RoleCost)>,
+    pub wall_seconds: f64,
+}
+
+impl SimReport {
+    /// The client with the most bytes (sent + received) and its count.
+    pub fn worst_client(&self) -> (u32, u64) {
+        (0..self.bytes_sent.len())
+            .map(|i| (i as u32, self.bytes_sent[i] + self.bytes_received[i]))
+            .max_by_key(|&(i, b)| (b, std::cmp::Reverse(i)))
+            .unwrap_or((0, 0))
+    }
+    /// Mean bytes (sent + received) per client.
+    pub fn bytes_avg(&self) -> f64 {
+        let n = self.bytes_sent.len().max(1) as f64;
+        let total: u64 = self
+            .bytes_sent
+            .iter()
+            .zip(&self.bytes_received)
+            .map(|(s, r)| s + r)
+            .sum();
+        total as f64 / n
+    }
+}
+
+/// Progress of a run, for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub round: u32,
+    pub phase: Phase,
+    /// Accepted shuffles so far and the chain length.
+    pub shuffles: (u32, u32),
+}
+
+/// The run id and public seed a simulation derives from its seed.
+pub fn run_id_and_seed(seed: u64) -> (RunId, [u8; 32]) {
+    let h: [u8; 32] = Sha256::new()
+        .chain_update(b"blanket/protocol/sim")
+        .chain_update(seed.to_le_bytes())
+        .finalize()
+        .into();
+    let mut run = [0u8; 16];
+    run.copy_from_slice(&h[..16]);
+    let seed2: [u8; 32] = Sha256::new().chain_update(h).finalize().into();
+    (run, seed2)
+}
+
+/// The roles a simulation with this seed will draw.
+pub fn roles_for(params: &ProtocolParams, seed: u64) -> Roles {
+    let (run, s) = run_id_and_seed(seed);
+    select::roles(params, &run, &s)
+}
+
+/// Whether the realized adversary meets what the protocol needs (the event
+/// that the parameters make likely, `crate::params`): fewer than `t`
+/// malicious committee members, at least `t` honest committee members
+/// present through decryption, and at least `k` honest shufflers present
+/// on every list. When this holds, a run must deliver.
+pub fn assumptions_hold(cfg: &SimConfig) -> bool {
+    let roles = roles_for(&cfg.params, cfg.seed);
+    let fate = |c: u32| cfg.fates[c as usize];
+    let malicious = |c: u32| matches!(fate(c), Fate::Malicious(_));
+    let stays = |c: u32, until: Kind| match fate(c) {
+        Fate::Honest => true,
+        Fate::DropAt(k) => k > until,
+        Fate::Malicious(_) => false,
+    };
+    let t = cfg.params.threshold as usize;
+    let bad = roles.committee.iter().filter(|&&c| malicious(c)).count();
+    let good = roles
+        .committee
+        .iter()
+        .filter(|&&c| stays(c, Kind::DecryptRequest))
+        .count();
+    let lists_ok = (0..cfg.params.lanes as usize).all(|j| {
+        roles
+            .list(j)
+            .iter()
+            .filter(|&&c| stays(c, Kind::ShuffleRequest))
+            .count()
+            >= cfg.params.chain as usize
+    });
+    bad < t && good >= t && lists_ok
+}
+
+impl SimConfig {
+    /// `dropouts` honest dropouts and `malicious` malicious clients (the
+    /// behaviours assigned in turn), drawn from the seed; dropouts leave at
+    /// a step that fits their role (DKG or decryption for committee
+    /// members, before encrypting or as shuffler for listed shufflers,
+    /// before encrypting otherwise).
+    pub fn random(
+        params: ProtocolParams,
+        dropouts: u32,
+        malicious: u32,
+        behaviours: &[Behaviour],
+        inputs: Vec<Vec<u64>>,
+        seed: u64,
+    ) -> Self {
+        let n = params.clients;
+        let roles = roles_for(&params, seed);
+        let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0x5eed_fa7e);
+        let mut order: Vec<u32> = (0..n).collect();
+        for i in (1..order.len()).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        let mut fates = vec![Fate::Honest; n as usize];
+        let malicious = malicious.min(n) as usize;
+        for (k, &c) in order[..malicious].iter().enumerate() {
+            if !behaviours.is_empty() {
+                fates[c as usize] = Fate::Malicious(behaviours[k % behaviours.len()]);
+            }
+        }
+        let dropouts = (dropouts as usize).min(n as usize - malicious);
+        for &c in &order[malicious..malicious + dropouts] {
+            let pick = rng.next_u64();
+            let kind = if roles.committee.contains(&c) {
+                [Kind::DkgStart, Kind::DkgShares, Kind::DecryptRequest][(pick % 3) as usize]
+            } else if roles.shufflers.contains(&c) {
+                [Kind::KeyAnnounce, Kind::ShuffleRequest][(pick % 2) as usize]
+            } else {
+                Kind::KeyAnnounce
+            };
+            fates[c as usize] = Fate::DropAt(kind);
+        }
+        SimConfig {
+            params,
+            fates,
+            inputs,
+            seed,
+            timeout_ms: 30_000,
+        }
+    }
+}
+
+struct Party {
+    client: Client<ChaCha20Rng>,
+    fate: Fate,
+    /// The replies in which a malicious party deviates: those of its role.
+    role_replies: &'static [Kind],
+    tamper: ChaCha20Rng,
+    last_reply: Option<Vec<u8>>,
+}
+
+struct Outcome {
+    id: u32,
+    replies: Vec<Vec<u8>>,
+    deviated: bool,
+    error: Option<String>,
+    submitted: bool,
+}
+
+const COMMITTEE_REPLIES: [Kind; 4] = [
+    Kind::DkgDeal,
+    Kind::DkgComplaints,
+    Kind::DkgReveal,
+    Kind::DecryptResponse,
+];
+
+/// The replies of a client's role: a malicious committee member cheats in
+/// the DKG and the decryption, a malicious shuffler in its shuffle, any
+/// other malicious client in its submission (each submits honestly
+/// otherwise, so that every attack reaches the step it targets).
+fn role_replies(roles: &Roles, c: u32) -> &'static [Kind] {
+    if roles.committee.contains(&c) {
+        &COMMITTEE_REPLIES
+    } else if roles.shufflers.contains(&c) {
+        &[Kind::ShuffleResponse]
+    } else {
+        &[Kind::Submit]
+    }
+}
+
+fn role_of(kind: Kind) -> usize {
+    match kind {
+        Kind::DkgStart | Kind::DkgShares | Kind::DkgRevealRequest | Kind::DecryptRequest => 1,
+        Kind::ShuffleRequest => 2,
+        _ => 3,
+    }
+}
+
+fn request_kind(bytes: &[u8]) -> Option<Kind> {
+    Envelope::from_bytes(bytes).ok().map(|e| e.message.kind())
+}
+
+impl Party {
+    fn act(&mut self, id: u32, bytes: &[u8]) -> Outcome {
+        let mut o = Outcome {
+            id,
+            replies: Vec::new(),
+            deviated: false,
+            error: None,
+            submitted: false,
+        };
+        let kind = request_kind(bytes);
+        if let (Fate::DropAt(at), Some(k)) = (self.fate, kind) {
+            if k >= at {
+                return o;
+            }
+        }
+        let in_role = kind
+            .and_then(Kind::reply)
+            .is_some_and(|k| self.role_replies.contains(&k));
+        if self.fate == Fate::Malicious(Behaviour::Silent) && in_role {
+            return o;
+        }
+        let reply = match self.client.handle(bytes) {
+            Ok(Some(r)) => r,
+            Ok(None) => return o,
+            Err(e) => {
+                o.error = Some(e.to_string());
+                return o;
+            }
+        };
+        o.submitted = kind == Some(Kind::KeyAnnounce);
+        match self.fate {
+            Fate::Malicious(b) if in_role || b == Behaviour::Replay => {
+                let (replies, deviated) =
+                    b.apply(&reply, self.last_reply.as_deref(), &mut self.tamper);
+                o.replies = replies;
+                o.deviated = deviated;
+                o.submitted &= !deviated;
+            }
+            _ => o.replies = vec![reply.clone()],
+        }
+        self.last_reply = Some(reply);
+        o
+    }
+}
+
+/// Run a simulation; `progress` is called after every round.
+pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimReport, SimError> {
+    let wall = Instant::now();
+    let params = cfg.params;
+    let n = params.clients;
+    if cfg.fates.len() != n as usize {
+        return Err(SimError::Length {
+            what: "fates",
+            got: cfg.fates.len(),
+            clients: n,
+        });
+    }
+    if cfg.inputs.len() != n as usize {
+        return Err(SimError::Length {
+            what: "inputs",
+            got: cfg.inputs.len(),
+            clients: n,
+        });
+    }
+    if let Some((i, v)) = cfg
+        .inputs
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.len() != params.messages_per_client as usize)
+    {
+        return Err(SimError::Inputs {
+            client: i as u32,
+            got: v.len(),
+            expected: params.messages_per_client,
+        });
+    }
+    let (run_id, public_seed) = run_id_and_seed(cfg.seed);
+    let mut parties: Vec<Party> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed);
+            rng.set_stream(i as u64 + 1);
+            let keys = Keypair::generate(&mut rng);
+            let mut tamper = ChaCha20Rng::seed_from_u64(cfg.seed ^ 0x7a3b);
+            tamper.set_stream(i as u64 + 1);
+            Party {
+                client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng),
+                fate: cfg.fates[i as usize],
+                role_replies: &[],
+                tamper,
+                last_reply: None,
+            }
+        })
+        .collect();
+    let directory = parties.iter().map(|p| p.client.public_key()).collect();
+    let mut relay = Relay::new(params, run_id, public_seed, directory, cfg.timeout_ms)?;
+    let roles = relay.roles().clone();
+    for (i, p) in parties.iter_mut().enumerate() {
+        p.role_replies = role_replies(&roles, i as u32);
+    }
+
+    let mut sent = vec![0u64; n as usize];
+    let mut received = vec![0u64; n as usize];
+    let mut proof_bytes = vec![0u64; n as usize];
+    let mut deviated = vec![false; n as usize];
+    let mut submitted = vec![false; n as usize];
+    let mut acted = [
+        vec![false; n as usize],
+        vec![false; n as usize],
+        vec![false; n as usize],
+        vec![false; n as usize],
+    ];
+    let mut cpu = [0f64; 4];
+    let mut refusals = Vec::new();
+    let mut client_errors = Vec::new();
+
+    let mut now = 0u64;
+    let t0 = cpu::process_seconds();
+    let mut out = relay.start(now);
+    cpu[0] += cpu::process_seconds() - t0;
+    let result: Result<RunOutput, RelayError> = loop {
+        // Deliver the round's requests; clients act in parallel.
+        let mut inbox: Vec<Option<&[u8]>> = vec![None; n as usize];
+        let mut role = 3;
+        for o in &out {
+            received[o.to as usize] += o.bytes.len() as u64;
+            inbox[o.to as usize] = Some(&o.bytes);
+            if let Some(k) = request_kind(&o.bytes) {
+                role = role_of(k);
+                acted[role][o.to as usize] = true;
+            }
+        }
+        let t0 = cpu::process_seconds();
+        let outcomes: Vec<Outcome> = parties
+            .par_iter_mut()
+            .zip(inbox.par_iter())
+            .enumerate()
+            .filter_map(|(i, (p, m))| m.map(|b| p.act(i as u32, b)))
+            .collect();
+        cpu[role] += cpu::process_seconds() - t0;
+        drop(inbox);
+        let t0 = cpu::process_seconds();
+        for o in outcomes {
+            if let Some(e) = o.error {
+                if matches!(parties[o.id as usize].fate, Fate::Malicious(_)) {
+                    continue;
+                }
+                client_errors.push((o.id, e));
+            }
+            deviated[o.id as usize] |= o.deviated;
+            submitted[o.id as usize] |= o.submitted;
+            for r in o.replies {
+                sent[o.id as usize] += r.len() as u64;
+                if let Ok(Envelope {
+                    message: Message::ShuffleResponse { list, .. },
+                    ..
+                }) = Envelope::from_bytes(&r)
+                {
+                    proof_bytes[o.id as usize] += ShuffleProof::encoded_len(list.len()) as u64;
+                }
+                if let Err(e) = relay.receive(o.id, &r) {
+                    refusals.push(e);
+                }
+            }
+        }
+        now = if relay.ready() {
+            now + 1
+        } else {
+            relay.deadline()
+        };
+        let step = relay.advance(now);
+        cpu[0] += cpu::process_seconds() - t0;
+        match step {
+            Ok(Step::Send(next)) => out = next,
+            Ok(Step::Done(output)) => break Ok(output),
+            Err(e) => break Err(e),
+        }
+        progress(Progress {
+            round: relay.round(),
+            phase: relay.phase(),
+            shuffles: (relay.accepted_shuffles(), params.chain),
+        });
+    };
+
+    let cheaters = relay.cheaters().to_vec();
+    let named: std::collections::BTreeSet<u32> = cheaters.iter().map(|c| c.client).collect();
+    let honest_named: Vec<u32> = named
+        .iter()
+        .copied()
+        .filter(|&c| !matches!(cfg.fates[c as usize], Fate::Malicious(_)))
+        .collect();
+    let cheaters_missed: Vec<u32> = (0..n)
+        .filter(|&c| deviated[c as usize] && !named.contains(&c))
+        .filter(|&c| {
+            !matches!(
+                cfg.fates[c as usize],
+                Fate::Malicious(Behaviour::Replay) | Fate::Malicious(Behaviour::Silent)
+            )
+        })
+        .collect();
+    let (delivered, error, output) = match result {
+        Ok(o) => (true, None, Some(o)),
+        Err(e) => (false, Some(e.to_string()), None),
+    };
+    let correct = match &output {
+        Some(o) => {
+            let mut expected: Vec<u64> = o
+                .accepted_clients
+                .iter()
+                .flat_map(|&c| cfg.inputs[c as usize].iter().copied())
+                .collect();
+            expected.sort_unstable();
+            let mut got = o.messages.clone();
+            got.sort_unstable();
+            let accepted: std::collections::BTreeSet<u32> =
+                o.accepted_clients.iter().copied().collect();
+            let honest_in = (0..n).all(|c| {
+                !submitted[c as usize]
+                    || matches!(cfg.fates[c as usize], Fate::Malicious(_))
+                    || accepted.contains(&c)
+            });
+            got == expected && o.undecodable == 0 && honest_in && honest_named.is_empty()
+        }
+        None => false,
+    };
+    let names = ["relay", "key_committee", "shuffler", "client"];
+    let mut by_role = Vec::new();
+    for (r, name) in names.iter().enumerate() {
+        let members: Vec<usize> = if r == 0 {
+            Vec::new()
+        } else {
+            (0..n as usize).filter(|&i| acted[r][i]).collect()
+        };
+        let bytes: Vec<u64> = members.iter().map(|&i| sent[i] + received[i]).collect();
+        by_role.push((
+            *name,
+            RoleCost {
+                parties: if r == 0 { 1 } else { members.len() },
+                bytes_worst: bytes.iter().copied().max().unwrap_or(0),
+                bytes_avg: if bytes.is_empty() {
+                    0.0
+                } else {
+                    bytes.iter().sum::<u64>() as f64 / bytes.len() as f64
+                },
+                cpu_seconds_total: cpu[r],
+            },
+        ));
+    }
+    Ok(SimReport {
+        params,
+        roles,
+        delivered,
+        error,
+        correct,
+        output,
+        rounds: relay.round(),
+        cheaters,
+        silent: relay.silent().to_vec(),
+        cheaters_missed,
+        honest_named,
+        refusals,
+        client_errors,
+        bytes_sent: sent,
+        bytes_received: received,
+        proof_bytes,
+        by_role,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,678 @@
+//! Wire messages of the protocol: one versioned envelope, twelve kinds,
+//! every length checked (`docs/protocol.md`, "Wire format").
+//!
+//! Envelope (version 1), little-endian:
+//! `u8 version | u8 kind | run id (16) | u32 round | u32 sender |
+//! u32 recipient | u32 payload length | payload`. The payload length must
+//! equal the rest of the input and stay below [`MAX_PAYLOAD_BYTES`]; every
+//! payload decoder must consume its input exactly. The relay's id is
+//! [`RELAY_ID`]. Cryptographic objects use the encodings of
+//! `blanket-crypto` (`docs/crypto.md`); variable-length ones (dealings,
+//! sealed channel messages, proofs) are prefixed with a `u32` length.
+
+use blanket_crypto::channel::SealedMessage;
+use blanket_crypto::dkg::{Dealing, SecretShare, SECRET_SHARE_BYTES};
+use blanket_crypto::elgamal::{decode_ciphertexts, encode_ciphertexts, MAX_LIST_LEN};
+use blanket_crypto::shuffle::ShuffleProof;
+use blanket_crypto::submission::{ClientSubmission, SUBMISSION_BYTES};
+use blanket_crypto::threshold::PartialDecryption;
+use blanket_crypto::wire::{decode_point, DecodeError, POINT_BYTES};
+use blanket_crypto::{Ciphertext, PublicKey};
+use curve25519_dalek::ristretto::RistrettoPoint;
+
+/// Version tag of the envelope.
+pub const PROTOCOL_VERSION: u8 = 1;
+/// The relay's identity in envelopes.
+pub const RELAY_ID: u32 = u32::MAX;
+/// Envelope header length.
+pub const HEADER_BYTES: usize = 1 + 1 + 16 + 4 + 4 + 4 + 4;
+/// Largest payload accepted (a shuffle response for 2^20 ciphertexts is
+/// about 232 MiB; larger runs use the alternating layout).
+pub const MAX_PAYLOAD_BYTES: usize = 1 << 28;
+/// Largest key committee.
+pub const MAX_COMMITTEE: usize = 4096;
+/// Most messages one client may submit.
+pub const MAX_MESSAGES_PER_CLIENT: usize = 1024;
+
+/// Identifies one protocol run; bound into every proof's context.
+pub type RunId = [u8; 16];
+
+/// Why a decoder refused its input. `what` names the message or field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// Shorter than its header or a field says.
+    #[error("{what}: truncated: need {need} bytes, got {got}")]
+    Truncated {
+        what: &'static str,
+        need: usize,
+        got: usize,
+    },
+    /// The payload length field does not match the input.
+    #[error("{what}: wrong length: header says {expected} bytes, got {got}")]
+    WrongLength {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    /// Unknown envelope version.
+    #[error("envelope: unknown version {got} (this build speaks version {expected})")]
+    UnknownVersion { got: u8, expected: u8 },
+    /// Unknown message kind.
+    #[error("envelope: unknown message kind {0} (allowed 1..=12)")]
+    UnknownKind(u8),
+    /// A length above the allowed maximum.
+    #[error("{what}: length {len} exceeds the maximum {max}")]
+    TooLarge {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
+    /// A count field out of range.
+    #[error("{what}: count {count} out of range (max {max})")]
+    CountOutOfRange {
+        what: &'static str,
+        count: usize,
+        max: usize,
+    },
+    /// Bytes left after the payload was decoded.
+    #[error("{what}: {extra} trailing bytes")]
+    TrailingBytes { what: &'static str, extra: usize },
+    /// A cryptographic object inside the payload did not decode.
+    #[error("{what}: {source}")]
+    Crypto {
+        what: &'static str,
+        #[source]
+        source: DecodeError,
+    },
+}
+
+/// The message kinds, in protocol order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    DkgStart = 1,
+    DkgDeal = 2,
+    DkgShares = 3,
+    DkgComplaints = 4,
+    DkgRevealRequest = 5,
+    DkgReveal = 6,
+    KeyAnnounce = 7,
+    Submit = 8,
+    ShuffleRequest = 9,
+    ShuffleResponse = 10,
+    DecryptRequest = 11,
+    DecryptResponse = 12,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Result<Kind, WireError> {
+        use Kind::*;
+        Ok(match b {
+            1 => DkgStart,
+            2 => DkgDeal,
+            3 => DkgShares,
+            4 => DkgComplaints,
+            5 => DkgRevealRequest,
+            6 => DkgReveal,
+            7 => KeyAnnounce,
+            8 => Submit,
+            9 => ShuffleRequest,
+            10 => ShuffleResponse,
+            11 => DecryptRequest,
+            12 => DecryptResponse,
+            other => return Err(WireError::UnknownKind(other)),
+        })
+    }
+
+    /// The reply a client owes to a relay request of this kind.
+    pub fn reply(self) -> Option<Kind> {
+        use Kind::*;
+        match self {
+            DkgStart => Some(DkgDeal),
+            DkgShares => Some(DkgComplaints),
+            DkgRevealRequest => Some(DkgReveal),
+            KeyAnnounce => Some(Submit),
+            ShuffleRequest => Some(ShuffleResponse),
+            DecryptRequest => Some(DecryptResponse),
+            _ => None,
+        }
+    }
+}
+
+/// A message's content. (Variants differ in size; messages are transient,
+/// one per party and round, so they are not boxed.)
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Message {
+    /// Relay to a key-committee member: the committee (client id and
+    /// registered long-term key, member index = position + 1) and the
+    /// threshold.
+    DkgStart {
+        threshold: u32,
+        members: Vec<(u32, PublicKey)>,
+    },
+    /// Member to relay: its dealing and one sealed share per other member.
+    DkgDeal {
+        dealing: Dealing,
+        shares: Vec<SealedMessage>,
+    },
+    /// Relay to member: every valid dealing and the sealed shares addressed
+    /// to this member.
+    DkgShares {
+        dealings: Vec<Dealing>,
+        shares: Vec<SealedMessage>,
+    },
+    /// Member to relay: the dealers whose share was missing or wrong.
+    DkgComplaints { dealers: Vec<u32> },
+    /// Relay to an accused dealer: the members (indices) who complained.
+    DkgRevealRequest { complainers: Vec<u32> },
+    /// Accused dealer to relay: the complainers' shares, in the clear.
+    DkgReveal { shares: Vec<SecretShare> },
+    /// Relay to every client: the joint key and how many messages to send;
+    /// to key holders also QUAL (dealer indices) and the shares revealed
+    /// for them.
+    KeyAnnounce {
+        public_key: PublicKey,
+        messages: u32,
+        qualified: Vec<u32>,
+        revealed: Vec<SecretShare>,
+    },
+    /// Client to relay: its encrypted message(s) with proofs of knowledge.
+    Submit { submissions: Vec<ClientSubmission> },
+    /// Relay to a shuffler: the list to shuffle at this chain stage of this
+    /// lane (0 for the amortized chain; rows and columns of the alternating
+    /// layout are lanes).
+    ShuffleRequest {
+        lane: u32,
+        stage: u32,
+        list: Vec<Ciphertext>,
+    },
+    /// Shuffler to relay: the shuffled list and its proof.
+    ShuffleResponse {
+        lane: u32,
+        stage: u32,
+        list: Vec<Ciphertext>,
+        proof: ShuffleProof,
+    },
+    /// Relay to a key holder: the `c1` parts of the final list.
+    DecryptRequest { c1: Vec<RistrettoPoint> },
+    /// Key holder to relay: its partial decryption with the DLEQ proof.
+    DecryptResponse { partial: PartialDecryption },
+}
+
+impl Message {
+    /// This message's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::DkgStart { .. } => Kind::DkgStart,
+            Message::DkgDeal { .. } => Kind::DkgDeal,
+            Message::DkgShares { .. } => Kind::DkgShares,
+            Message::DkgComplaints { .. } => Kind::DkgComplaints,
+            Message::DkgRevealRequest { .. } => Kind::DkgRevealRequest,
+            Message::DkgReveal { .. } => Kind::DkgReveal,
+            Message::KeyAnnounce { .. } => Kind::KeyAnnounce,
+            Message::Submit { .. } => Kind::Submit,
+            Message::ShuffleRequest { .. } => Kind::ShuffleRequest,
+            Message::ShuffleResponse { .. } => Kind::ShuffleResponse,
+            Message::DecryptRequest { .. } => Kind::DecryptRequest,
+            Message::DecryptResponse { .. } => Kind::DecryptResponse,
+        }
+    }
+}
+
+/// A message with its routing header.
+#[derive(Clone, Debug)]
+pub struct Envelope {
+    pub run: RunId,
+    pub round: u32,
+    pub sender: u32,
+    pub recipient: u32,
+    pub message: Message,
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u32(&mut self, x: u32) {
+        self.0.extend_from_slice(&x.to_le_bytes());
+    }
+    fn count(&mut self, n: usize) {
+        self.u32(n as u32);
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
+    fn prefixed(&mut self, b: &[u8]) {
+        self.count(b.len());
+        self.bytes(b);
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    what: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], what: &'static str) -> Self {
+        Reader {
+            bytes,
+            pos: 0,
+            what,
+        }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        let end = self.pos.saturating_add(n);
+        let out = self.bytes.get(self.pos..end).ok_or(WireError::Truncated {
+            what: self.what,
+            need: end,
+            got: self.bytes.len(),
+        })?;
+        self.pos = end;
+        Ok(out)
+    }
+    fn u8(&mut self) -> Result<u8, WireError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, WireError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    /// A count, checked against `max` and against the bytes left (each item
+    /// takes at least `min_item` bytes), so no allocation is driven by a
+    /// forged count.
+    fn count(&mut self, max: usize, min_item: usize) -> Result<usize, WireError> {
+        let n = self.u32()? as usize;
+        let left = self.bytes.len() - self.pos;
+        if n > max || n.saturating_mul(min_item) > left {
+            return Err(WireError::CountOutOfRange {
+                what: self.what,
+                count: n,
+                max: max.min(left / min_item.max(1)),
+            });
+        }
+        Ok(n)
+    }
+    fn prefixed(&mut self) -> Result<&'a [u8], WireError> {
+        let n = self.u32()? as usize;
+        if n > MAX_PAYLOAD_BYTES {
+            return Err(WireError::TooLarge {
+                what: self.what,
+                len: n,
+                max: MAX_PAYLOAD_BYTES,
+            });
+        }
+        self.take(n)
+    }
+    fn rest(&mut self) -> &'a [u8] {
+        let out = &self.bytes[self.pos..];
+        self.pos = self.bytes.len();
+        out
+    }
+    fn finish(self) -> Result<(), WireError> {
+        let extra = self.bytes.len() - self.pos;
+        if extra != 0 {
+            return Err(WireError::TrailingBytes {
+                what: self.what,
+                extra,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn crypto<T>(what: &'static str, r: Result<T, DecodeError>) -> Result<T, WireError> {
+    r.map_err(|source| WireError::Crypto { what, source })
+}
+
+const SEALED_MIN: usize = blanket_crypto::channel::HEADER_BYTES + 16;
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::DkgStart => "dkg-start",
+        Kind::DkgDeal => "dkg-deal",
+        Kind::DkgShares => "dkg-shares",
+        Kind::DkgComplaints => "dkg-complaints",
+        Kind::DkgRevealRequest => "dkg-reveal-request",
+        Kind::DkgReveal => "dkg-reveal",
+        Kind::KeyAnnounce => "key-announce",
+        Kind::Submit => "submit",
+        Kind::ShuffleRequest => "shuffle-request",
+        Kind::ShuffleResponse => "shuffle-response",
+        Kind::DecryptRequest => "decrypt-request",
+        Kind::DecryptResponse => "decrypt-response",
+    }
+}
+
+fn encode_payload(m: &Message) -> Vec<u8> {
+    let mut w = Writer(Vec::new());
+    match m {
+        Message::DkgStart { threshold, members } => {
+            w.u32(*threshold);
+            w.count(members.len());
+            for (id, pk) in members {
+                w.u32(*id);
+                w.bytes(&pk.to_bytes());
+            }
+        }
+        Message::DkgDeal { dealing, shares } => {
+            w.prefixed(&dealing.to_bytes());
+            w.count(shares.len());
+            for s in shares {
+                w.prefixed(&s.to_bytes());
+            }
+        }
+        Message::DkgShares { dealings, shares } => {
+            w.count(dealings.len());
+            for d in dealings {
+                w.prefixed(&d.to_bytes());
+            }
+            w.count(shares.len());
+            for s in shares {
+                w.prefixed(&s.to_bytes());
+            }
+        }
+        Message::DkgComplaints { dealers } => {
+            w.count(dealers.len());
+            dealers.iter().for_each(|d| w.u32(*d));
+        }
+        Message::DkgRevealRequest { complainers } => {
+            w.count(complainers.len());
+            complainers.iter().for_each(|d| w.u32(*d));
+        }
+        Message::DkgReveal { shares } => {
+            w.count(shares.len());
+            shares.iter().for_each(|s| w.bytes(s.to_bytes().as_ref()));
+        }
+        Message::KeyAnnounce {
+            public_key,
+            messages,
+            qualified,
+            revealed,
+        } => {
+            w.bytes(&public_key.to_bytes());
+            w.u32(*messages);
+            w.count(qualified.len());
+            qualified.iter().for_each(|d| w.u32(*d));
+            w.count(revealed.len());
+            revealed.iter().for_each(|s| w.bytes(s.to_bytes().as_ref()));
+        }
+        Message::Submit { submissions } => {
+            w.count(submissions.len());
+            submissions.iter().for_each(|s| w.bytes(&s.to_bytes()));
+        }
+        Message::ShuffleRequest { lane, stage, list } => {
+            w.u32(*lane);
+            w.u32(*stage);
+            w.bytes(&encode_ciphertexts(list));
+        }
+        Message::ShuffleResponse {
+            lane,
+            stage,
+            list,
+            proof,
+        } => {
+            w.u32(*lane);
+            w.u32(*stage);
+            w.prefixed(&encode_ciphertexts(list));
+            w.bytes(&proof.to_bytes());
+        }
+        Message::DecryptRequest { c1 } => {
+            w.count(c1.len());
+            c1.iter().for_each(|p| w.bytes(p.compress().as_bytes()));
+        }
+        Message::DecryptResponse { partial } => {
+            w.bytes(&partial.to_bytes());
+        }
+    }
+    w.0
+}
+
+fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
+    let mut r = Reader::new(payload, kind_name(kind));
+    let msg = match kind {
+        Kind::DkgStart => {
+            let threshold = r.u32()?;
+            let n = r.count(MAX_COMMITTEE, 4 + POINT_BYTES)?;
+            let mut members = Vec::with_capacity(n);
+            for _ in 0..n {
+                let id = r.u32()?;
+                let pk = crypto(r.what, PublicKey::from_bytes(r.take(POINT_BYTES)?))?;
+                members.push((id, pk));
+            }
+            Message::DkgStart { threshold, members }
+        }
+        Kind::DkgDeal => {
+            let dealing = crypto(r.what, Dealing::from_bytes(r.prefixed()?))?;
+            let n = r.count(MAX_COMMITTEE, 4 + SEALED_MIN)?;
+            let mut shares = Vec::with_capacity(n);
+            for _ in 0..n {
+                shares.push(crypto(r.what, SealedMessage::from_bytes(r.prefixed()?))?);
+            }
+            Message::DkgDeal { dealing, shares }
+        }
+        Kind::DkgShares => {
+            let n = r.count(MAX_COMMITTEE, 4)?;
+            let mut dealings = Vec::with_capacity(n);
+            for _ in 0..n {
+                dealings.push(crypto(r.what, Dealing::from_bytes(r.prefixed()?))?);
+            }
+            let n = r.count(MAX_COMMITTEE, 4 + SEALED_MIN)?;
+            let mut shares = Vec::with_capacity(n);
+            for _ in 0..n {
+                shares.push(crypto(r.what, SealedMessage::from_bytes(r.prefixed()?))?);
+            }
+            Message::DkgShares { dealings, shares }
+        }
+        Kind::DkgComplaints => {
+            let n = r.count(MAX_COMMITTEE, 4)?;
+            let dealers = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+            Message::DkgComplaints { dealers }
+        }
+        Kind::DkgRevealRequest => {
+            let n = r.count(MAX_COMMITTEE, 4)?;
+            let complainers = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+            Message::DkgRevealRequest { complainers }
+        }
+        Kind::DkgReveal => {
+            let n = r.count(MAX_COMMITTEE, SECRET_SHARE_BYTES)?;
+            let mut shares = Vec::with_capacity(n);
+            for _ in 0..n {
+                shares.push(crypto(
+                    r.what,
+                    SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
+                )?);
+            }
+            Message::DkgReveal { shares }
+        }
+        Kind::KeyAnnounce => {
+            let public_key = crypto(r.what, PublicKey::from_bytes(r.take(POINT_BYTES)?))?;
+            let messages = r.u32()?;
+            if messages == 0 || messages as usize > MAX_MESSAGES_PER_CLIENT {
+                return Err(WireError::CountOutOfRange {
+                    what: "key-announce messages",
+                    count: messages as usize,
+                    max: MAX_MESSAGES_PER_CLIENT,
+                });
+            }
+            let n = r.count(MAX_COMMITTEE, 4)?;
+            let qualified = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+            let n = r.count(MAX_COMMITTEE, SECRET_SHARE_BYTES)?;
+            let mut revealed = Vec::with_capacity(n);
+            for _ in 0..n {
+                revealed.push(crypto(
+                    r.what,
+                    SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
+                )?);
+            }
+            Message::KeyAnnounce {
+                public_key,
+                messages,
+                qualified,
+                revealed,
+            }
+        }
+        Kind::Submit => {
+            let n = r.count(MAX_MESSAGES_PER_CLIENT, SUBMISSION_BYTES)?;
+            let mut submissions = Vec::with_capacity(n);
+            for _ in 0..n {
+                submissions.push(crypto(
+                    r.what,
+                    ClientSubmission::from_bytes(r.take(SUBMISSION_BYTES)?),
+                )?);
+            }
+            Message::Submit { submissions }
+        }
+        Kind::ShuffleRequest => {
+            let lane = r.u32()?;
+            let stage = r.u32()?;
+            let list = crypto(r.what, decode_ciphertexts(r.rest()))?;
+            Message::ShuffleRequest { lane, stage, list }
+        }
+        Kind::ShuffleResponse => {
+            let lane = r.u32()?;
+            let stage = r.u32()?;
+            let list = crypto(r.what, decode_ciphertexts(r.prefixed()?))?;
+            let proof = crypto(r.what, ShuffleProof::from_bytes(r.rest()))?;
+            if proof.len() != list.len() {
+                return Err(WireError::WrongLength {
+                    what: "shuffle-response proof",
+                    expected: list.len(),
+                    got: proof.len(),
+                });
+            }
+            Message::ShuffleResponse {
+                lane,
+                stage,
+                list,
+                proof,
+            }
+        }
+        Kind::DecryptRequest => {
+            let n = r.count(MAX_LIST_LEN, POINT_BYTES)?;
+            let mut c1 = Vec::with_capacity(n);
+            for i in 0..n {
+                let (p, _) = crypto(
+                    r.what,
+                    decode_point(r.take(POINT_BYTES)?, "decrypt-request", i),
+                )?;
+                c1.push(p);
+            }
+            Message::DecryptRequest { c1 }
+        }
+        Kind::DecryptResponse => {
+            let partial = crypto(r.what, PartialDecryption::from_bytes(r.rest()))?;
+            Message::DecryptResponse { partial }
+        }
+    };
+    r.finish()?;
+    Ok(msg)
+}
+
+impl Envelope {
+    /// Encode (header and payload).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload = encode_payload(&self.message);
+        let mut out = Vec::with_capacity(HEADER_BYTES + payload.len());
+        out.push(PROTOCOL_VERSION);
+        out.push(self.message.kind() as u8);
+        out.extend_from_slice(&self.run);
+        out.extend_from_slice(&self.round.to_le_bytes());
+        out.extend_from_slice(&self.sender.to_le_bytes());
+        out.extend_from_slice(&self.recipient.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// Decode; every malformed input is a typed [`WireError`], never a
+    /// panic.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(bytes, "envelope");
+        let version = r.u8()?;
+        if version != PROTOCOL_VERSION {
+            return Err(WireError::UnknownVersion {
+                got: version,
+                expected: PROTOCOL_VERSION,
+            });
+        }
+        let kind = Kind::from_u8(r.u8()?)?;
+        let mut run = [0u8; 16];
+        run.copy_from_slice(r.take(16)?);
+        let round = r.u32()?;
+        let sender = r.u32()?;
+        let recipient = r.u32()?;
+        let len = r.u32()? as usize;
+        if len > MAX_PAYLOAD_BYTES {
+            return Err(WireError::TooLarge {
+                what: "envelope payload",
+                len,
+                max: MAX_PAYLOAD_BYTES,
+            });
+        }
+        let payload = r.rest();
+        if payload.len() != len {
+            return Err(WireError::WrongLength {
+                what: "envelope payload",
+                expected: len,
+                got: payload.len(),
+            });
+        }
+        let message = decode_payload(kind, payload)?;
+        Ok(Envelope {
+            run,
+            round,
+            sender,
+            recipient,
+            message,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_is_checked_before_payload() {
+        let env = Envelope {
+            run: [7; 16],
+            round: 3,
+            sender: 1,
+            recipient: RELAY_ID,
+            message: Message::DkgComplaints {
+                dealers: vec![2, 5],
+            },
+        };
+        let b = env.to_bytes();
+        assert_eq!(b.len(), HEADER_BYTES + 4 + 8);
+        let back = Envelope::from_bytes(&b).unwrap();
+        assert_eq!(back.to_bytes(), b);
+        let mut bad = b.clone();
+        bad[0] = 2;
+        assert!(matches!(
+            Envelope::from_bytes(&bad),
+            Err(WireError::UnknownVersion { got: 2, .. })
+        ));
+        let mut bad = b.clone();
+        bad[1] = 13;
+        assert_eq!(
+            Envelope::from_bytes(&bad).unwrap_err(),
+            WireError::UnknownKind(13)
+        );
+        let mut bad = b.clone();
+        bad.push(0);
+        assert!(matches!(
+            Envelope::from_bytes(&bad),
+            Err(WireError::WrongLength { .. })
+        ));
+        // A count that promises more items than bytes left.
+        let mut bad = b.clone();
+        bad[HEADER_BYTES] = 200;
+        assert!(matches!(
+            Envelope::from_bytes(&bad),
+            Err(WireError::CountOutOfRange { .. })
+        ));
+    }
+}

@@ -3,6 +3,7 @@
 pub mod frequency;
 pub mod histogram;
 pub mod ikos;
+pub mod ikos_bound;
 pub mod ikos_sum;
 pub mod scalar_sum;
 pub mod tensor;

@@ -465,6 +465,29 @@ mod tests {
         assert!(e.contains("users n") && e.contains("1..=5"), "{e}");
     }
 
+    /// n = 10^6 random inputs (q = 2^32 and a prime-ish q near 2^64), m from `m_required`,
+    /// one uniform shuffle of all n m shares: the analyzer's sum is exact.
+    #[test]
+    fn million_clients_sum_exactly() {
+        let mut rng = simulation_rng(1_000_000);
+        let n = 1_000_000u64;
+        for q in [1u128 << 32, (1 << 64) - 59] {
+            let q = Modulus::new(q).unwrap();
+            let protocol = Ikos::for_security(n, q, 40).unwrap();
+            assert!(protocol.distance_bound_log2(n).unwrap() <= -40.0);
+            let inputs: Vec<u64> = (0..n).map(|_| q.uniform(&mut rng)).collect();
+            let mut messages = Vec::with_capacity(n as usize * protocol.shares() as usize);
+            for &x in &inputs {
+                messages.extend(protocol.randomize_simulated(x, &mut rng).unwrap());
+            }
+            UniformShuffler.shuffle(&mut messages, &mut rng);
+            let mut total = protocol.analyzer();
+            total.absorb_all(&messages).unwrap();
+            assert_eq!(total.reports(), n * u64::from(protocol.shares()));
+            assert_eq!(total.sum(), q.sum(inputs.iter().copied()));
+        }
+    }
+
     /// End to end: shares of every client, one uniform shuffle, sharded analyzers merged.
     #[test]
     fn shuffled_shares_sum_exactly() {

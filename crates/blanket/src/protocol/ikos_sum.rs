@@ -353,6 +353,7 @@ mod tests {
     use crate::analyzer::Aggregator;
     use crate::rng::simulation_rng;
     use crate::sample::stats::check_against_pmf;
+    use crate::shuffle::{Shuffler, UniformShuffler};
 
     /// The sum of n clients' noise against the discrete Laplace pmf
     /// (1 - alpha)/(1 + alpha) alpha^|y| of the alpha actually sampled: chi-square at
@@ -374,6 +375,34 @@ mod tests {
                 .collect();
             check_against_pmf(&sums, &pmf, half, &format!("n = {n}, eps = {eps}"));
         }
+    }
+
+    #[test]
+    fn million_clients_reconstruct_exactly_without_noise() {
+        // n = 10^6 random encoded inputs (p = 1000) with random noise values in [-T/n, T/n]:
+        // the decoded sum equals the integer sum exactly.
+        let mut rng = simulation_rng(77);
+        let n = 1_000_000u64;
+        let proto = IkosSum::new(n, 1.0, 40).unwrap();
+        let q = proto.ikos().modulus();
+        let p = u64::from(proto.precision());
+        assert_eq!(p, 1000);
+        let bound = (proto.report().noise_bound / n) as i64;
+        let mut total = proto.analyzer();
+        let mut expected = 0i128;
+        let mut shares = Vec::new();
+        for i in 0..n {
+            let x = q.uniform(&mut rng) % (p + 1);
+            let nu = if bound > 0 { (i as i64 % (2 * bound + 1)) - bound } else { 0 };
+            expected += i128::from(x) + i128::from(nu);
+            shares.extend(
+                q.share(proto.encode(x, nu), proto.ikos().shares() as usize, &mut rng)
+                    .unwrap(),
+            );
+        }
+        UniformShuffler.shuffle(&mut shares, &mut rng);
+        total.absorb_all(&shares).unwrap();
+        assert_eq!(proto.decode(total.sum()), expected);
     }
 
     /// Without noise, encoding, sharing, summing and decoding reconstruct the encoded sum

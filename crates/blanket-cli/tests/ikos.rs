@@ -119,7 +119,9 @@ fn ikos_bad_input_exits_2_naming_the_flag() {
         fails_code(2, &args, needle);
     };
     check(&["--n", "1", "--eps", "1"], "--n");
-    check(&["--n", "40000", "--eps", "1"], "--n");
+    check(&["--n", "2e12", "--eps", "1"], "--n");
+    // Too many shares to hold in memory for a simulation (calibration has no such limit).
+    check(&["--n", "1e9", "--eps", "1"], "--n");
     check(&["--n", "100", "--eps", "0"], "--eps");
     check(&["--n", "100", "--eps", "-1"], "--eps");
     check(&["--n", "100", "--eps", "1", "--sigma", "0"], "--sigma");
@@ -150,6 +152,28 @@ fn ikos_bad_input_exits_2_naming_the_flag() {
         &["calibrate", "ikos-sum", "--n", "1", "--eps", "1"],
         "--n",
     );
+}
+
+/// The share count is certified for any n up to 10^12 (no O(n^2) limit any more): at
+/// n = 10^8 the calibration answers with a smaller m than at n = 10^4.
+#[test]
+fn calibrate_ikos_sum_at_large_n() {
+    let at = |n: &str| {
+        json(&[
+            "calibrate", "ikos-sum", "--n", n, "--eps", "1", "--sigma", "40", "--json",
+        ])
+    };
+    let small = at("1e4");
+    let large = at("1e8");
+    assert_eq!(large["n"], 100_000_000);
+    assert_eq!(large["p"], 10_000);
+    let (ms, ml) = (small["m"].as_u64().unwrap(), large["m"].as_u64().unwrap());
+    assert!(ml >= 3 && ml < ms, "m at 1e8 = {ml}, at 1e4 = {ms}");
+    let v = json(&[
+        "simulate", "ikos-sum", "--n", "1e5", "--eps", "1", "--sigma", "40", "--reps", "1",
+        "--json",
+    ]);
+    assert_eq!(v["n"], 100_000);
 }
 
 #[test]

@@ -160,7 +160,15 @@ fn ikos_bad_input_exits_2_naming_the_flag() {
 fn calibrate_ikos_sum_at_large_n() {
     let at = |n: &str| {
         json(&[
-            "calibrate", "ikos-sum", "--n", n, "--eps", "1", "--sigma", "40", "--json",
+            "calibrate",
+            "ikos-sum",
+            "--n",
+            n,
+            "--eps",
+            "1",
+            "--sigma",
+            "40",
+            "--json",
         ])
     };
     let small = at("1e4");

@@ -152,7 +152,8 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         let sigma = sigma_for_delta(eps, a.delta)?;
         let p = build(n, eps, sigma)?;
         let c = IkosCalibration::of(&p.report());
-        let simulated = n.saturating_mul(u64::from(c.m)) <= blanket::simulate::MAX_SHUFFLED_MESSAGES;
+        let simulated =
+            n.saturating_mul(u64::from(c.m)) <= blanket::simulate::MAX_SHUFFLED_MESSAGES;
         let observed = if simulated {
             let mut sq = Vec::new();
             for rep in 0..a.reps {

@@ -84,9 +84,7 @@ pub(super) fn check_eps(eps: f64) -> Result<f64> {
 /// Builds the protocol, naming the flag of a rejected parameter (exit code 2).
 pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
     if !(2..=MAX_USERS).contains(&n) {
-        usage_bail!(
-            "--n must be an integer from 2 to {MAX_USERS} for the IKOS sum, got {n}"
-        );
+        usage_bail!("--n must be an integer from 2 to {MAX_USERS} for the IKOS sum, got {n}");
     }
     IkosSum::new(n, check_eps(eps)?, sigma).map_err(|e| match e {
         IkosSumError::Ikos(blanket::protocol::IkosError::NoShareCount { .. }) => {

@@ -24,8 +24,8 @@
 use thiserror::Error;
 
 use crate::analyzer::ModularSum;
-use crate::protocol::ikos_bound::ln_bound;
 use crate::field::{FieldError, Modulus};
+use crate::protocol::ikos_bound::ln_bound;
 use crate::rng::{SecureRng, SimulationRng};
 
 /// Largest number of clients [`m_required`] evaluates its bound for (n m stays below 2^53,
@@ -387,7 +387,10 @@ mod tests {
                 let ms: Vec<u32> = (2..=12)
                     .map(|e| m_required(10u64.pow(e), q, sigma).unwrap())
                     .collect();
-                assert!(ms.windows(2).all(|w| w[1] <= w[0]), "sigma={sigma} q=2^{bits}: {ms:?}");
+                assert!(
+                    ms.windows(2).all(|w| w[1] <= w[0]),
+                    "sigma={sigma} q=2^{bits}: {ms:?}"
+                );
                 by_q.push(ms);
             }
             assert!(by_q[0].iter().zip(&by_q[1]).all(|(a, b)| a <= b));

@@ -64,8 +64,7 @@ impl LnFact {
         // Stirling: k ln k - k + ln(2 pi k)/2 + 1/(12k) - 1/(360k^3) + R, 0 < R < 1/(1260k^5).
         let k3 = k * k * k;
         let ln_k = k.ln();
-        (k + 0.5) * ln_k - k + HALF_LN_TAU + 1.0 / (12.0 * k)
-            - 1.0 / (360.0 * k3)
+        (k + 0.5) * ln_k - k + HALF_LN_TAU + 1.0 / (12.0 * k) - 1.0 / (360.0 * k3)
             + 1.0 / (1260.0 * k3 * k * k)
     }
 
@@ -118,8 +117,7 @@ struct Ctx {
 impl Ctx {
     /// ln c(r, b) = ln [C(r-1, b) C(r, b) / C(rm, bm)].
     fn ln_c(&self, r: f64, b: f64) -> f64 {
-        self.lf.choose(r - 1.0, b) + self.lf.choose(r, b)
-            - self.lf.choose(r * self.m, b * self.m)
+        self.lf.choose(r - 1.0, b) + self.lf.choose(r, b) - self.lf.choose(r * self.m, b * self.m)
     }
 
     /// ln [r C(r, W+1)^-(m-2)]: the crude bound on r middle terms.

@@ -144,9 +144,6 @@ impl IkosSum {
         if !(1..=users).contains(&honest) {
             return Err(out_of_range("honest", "an integer in 1..=n", honest));
         }
-        if !(epsilon.is_finite() && epsilon > 0.0) {
-            return Err(out_of_range("epsilon", "a finite number > 0", epsilon));
-        }
         // p = ceil(sqrt(n)), exactly.
         let mut p = (users as f64).sqrt().ceil() as u64;
         while p * p < users {
@@ -154,6 +151,33 @@ impl IkosSum {
         }
         while p > 1 && (p - 1) * (p - 1) >= users {
             p -= 1;
+        }
+        Self::with_precision(users, p, epsilon, sigma, honest, modulus_bits)
+    }
+
+    /// The general constructor: encoding precision p (a client's encoded value lies in
+    /// 0..=p, sensitivity p), alpha >= e^(-epsilon/p). Used with p = ceil(sqrt(n)) by
+    /// [`IkosSum::with_options`] and per coordinate by `ikos_vector` (p = 1 for counts).
+    pub(crate) fn with_precision(
+        users: u64,
+        p: u64,
+        epsilon: f64,
+        sigma: u32,
+        honest: u64,
+        modulus_bits: Option<u32>,
+    ) -> Result<Self, IkosSumError> {
+        if !(1..=MAX_USERS).contains(&users) {
+            return Err(IkosError::UsersOutOfRange {
+                n: users,
+                max: MAX_USERS,
+            }
+            .into());
+        }
+        if !(1..=users).contains(&honest) {
+            return Err(out_of_range("honest", "an integer in 1..=n", honest));
+        }
+        if !(epsilon.is_finite() && epsilon > 0.0) {
+            return Err(out_of_range("epsilon", "a finite number > 0", epsilon));
         }
         let precision = Precision::new(p)?;
         // alpha = A / 2^40 >= e^(-eps/p): floor(f64 value * 2^40) + 2. The f64 exp is off by
@@ -307,6 +331,16 @@ impl IkosSum {
     ) -> Result<Vec<u64>, IkosSumError> {
         let x = UnitValue::new(x)?;
         let x_bar = u64::from(randomized_round(x, self.precision, rng));
+        self.randomize_encoded(x_bar, rng)
+    }
+
+    /// The m shares of an already encoded value x_bar in 0..=p plus this client's noise.
+    pub(crate) fn randomize_encoded<R: CryptoRng + ?Sized>(
+        &self,
+        x_bar: u64,
+        rng: &mut R,
+    ) -> Result<Vec<u64>, IkosSumError> {
+        debug_assert!(x_bar <= u64::from(self.precision()));
         let nu = self.noise.sample_difference(rng);
         let y = self.encode(x_bar, nu);
         Ok(self
@@ -393,11 +427,19 @@ mod tests {
         let mut shares = Vec::new();
         for i in 0..n {
             let x = q.uniform(&mut rng) % (p + 1);
-            let nu = if bound > 0 { (i as i64 % (2 * bound + 1)) - bound } else { 0 };
+            let nu = if bound > 0 {
+                (i as i64 % (2 * bound + 1)) - bound
+            } else {
+                0
+            };
             expected += i128::from(x) + i128::from(nu);
             shares.extend(
-                q.share(proto.encode(x, nu), proto.ikos().shares() as usize, &mut rng)
-                    .unwrap(),
+                q.share(
+                    proto.encode(x, nu),
+                    proto.ikos().shares() as usize,
+                    &mut rng,
+                )
+                .unwrap(),
             );
         }
         UniformShuffler.shuffle(&mut shares, &mut rng);

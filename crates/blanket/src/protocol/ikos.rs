@@ -7,19 +7,23 @@
 //! analyzer's views are within total variation distance 2^-sigma. Balle, Bell, Gascon,
 //! Nissim ("Private Summation in the Multi-Message Shuffle Model", CCS 2020, arXiv
 //! 2002.00817; first as "Improved Summation from Shuffling", arXiv 1909.11225) and Ghazi,
-//! Manurangsi, Pagh, Velingker (EUROCRYPT 2020) prove m = O(1 + (sigma + log q) / log n)
-//! suffices; their explicit-constant statements could not be verified from the sources
-//! available here. blanket therefore uses its own bound, proved in `docs/multi-message.md`
-//! (a second-moment argument of the same shape as theirs) and evaluated exactly by a
-//! recursion, with floating-point error rounded towards the safe side:
+//! Manurangsi, Pagh, Velingker (EUROCRYPT 2020, arXiv 1909.11073) prove
+//! m = O(1 + (sigma + log q) / log n) suffices; their explicit-constant statements could not
+//! be recovered from the sources available here (see `docs/multi-message.md`). blanket
+//! therefore uses its own bound, proved in `docs/multi-message.md` (a second-moment argument
+//! of the same shape as theirs):
 //!
 //! TV(view(x), view(x')) <= sqrt(B_n), B_1 = 0,
-//! B_r = sum_{a=1}^{r-1} C(r-1, a-1) C(r, a) / C(r m, a m) * (q - 1) * (1 + B_{r-a}).
+//! B_r = sum_{a=1}^{r-1} C(r-1, a-1) C(r, a) / C(r m, a m) * (q - 1) * (1 + B_{r-a}),
+//!
+//! evaluated by [`crate::protocol::ikos_bound`]: exactly for n <= 129, and for any n up to
+//! [`MAX_USERS`] by a proved relaxation (windowed recursion plus a monotonicity extension),
+//! with floating-point error rounded towards the safe side.
 //!
 //! It holds for one uniform shuffle of all n m shares (the view is the multiset of shares),
-//! not for m separate shufflers. At n = 10^4, q = 2^32, sigma = 40 it gives m = 10, below the
-//! 12 quoted by Balle et al. (both are sufficient counts; their derivation was not available
-//! to compare, the likely gap is that theirs is a closed form and this sum is evaluated).
+//! not for m separate shufflers nor the alternating shuffler. At n = 10^4, q = 2^32,
+//! sigma = 40 it gives m = 10, below the 12 quoted by Balle et al. (both are sufficient
+//! counts; their derivation was not available to compare).
 
 use thiserror::Error;
 
@@ -182,10 +186,11 @@ fn ln_first_term(n: usize, m: usize, q: Modulus) -> f64 {
 }
 
 /// The smallest number of shares m for which blanket's bound makes split-and-mix with n
-/// clients over Z_q sigma-secure: sqrt(B_n) <= 2^-sigma (module docs, `docs/multi-message.md`).
-/// B_n decreases in m (each coefficient 1/C(rm, am) does), so the first m that passes is the
-/// answer; m whose two extreme terms alone exceed 2^(-2 sigma) are skipped without the
-/// O(n^2) recursion. n = 1 needs one share (equal sums mean equal inputs).
+/// clients over Z_q sigma-secure: sqrt(U_n) <= 2^-sigma, U_n >= B_n computed by
+/// [`crate::protocol::ikos_bound`] (module docs, `docs/multi-message.md`; blanket's
+/// derivation, not a published theorem). m whose two extreme terms alone exceed
+/// 2^(-2 sigma) are skipped without evaluating the bound. n = 1 needs one share (equal sums
+/// mean equal inputs). Valid for 1 <= n <= [`MAX_USERS`] = 10^12.
 pub fn m_required(n: u64, q: Modulus, sigma: u32) -> Result<u32, IkosError> {
     let users = check_users(n)?;
     if !(1..=MAX_SIGMA).contains(&sigma) {

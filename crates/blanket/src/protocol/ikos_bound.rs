@@ -87,7 +87,7 @@ const LEVEL_SLACK: f64 = 1e-9;
 
 fn log_sum_exp(terms: &[f64]) -> f64 {
     let max = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if max == f64::NEG_INFINITY || max == f64::INFINITY {
+    if max.is_infinite() {
         return max;
     }
     let sum: f64 = terms
@@ -168,12 +168,12 @@ pub(crate) fn ln_bound(n: u64, m: u32, ln_q1: f64) -> f64 {
         let rf = r as f64;
         terms.clear();
         let low_end = w.min(r - 1);
-        for b in 1..=low_end {
-            terms.push(ctx.ln_c(rf, b as f64) + l1u[b]);
+        for (b, l) in l1u.iter().enumerate().take(low_end + 1).skip(1) {
+            terms.push(ctx.ln_c(rf, b as f64) + l);
         }
         let high_start = (w + 1).max(r.saturating_sub(w));
-        for b in high_start..r {
-            terms.push(ctx.ln_c(rf, b as f64) + l1u[b]);
+        for (b, l) in l1u.iter().enumerate().take(r).skip(high_start) {
+            terms.push(ctx.ln_c(rf, b as f64) + l);
         }
         if r > 2 * w + 1 {
             terms.push(ctx.ln_middle(rf, rf) + max_l1u[r - 1]);
@@ -225,8 +225,8 @@ pub(crate) fn ln_bound(n: u64, m: u32, ln_q1: f64) -> f64 {
     // B_n: exact small-b terms, crude middle of the first K, near-n terms, crude middle tail.
     let nf = n as f64;
     terms.clear();
-    for b in 1..=w {
-        terms.push(ctx.ln_c(nf, b as f64) + l1u[b]);
+    for (b, l) in l1u.iter().enumerate().take(w + 1).skip(1) {
+        terms.push(ctx.ln_c(nf, b as f64) + l);
     }
     terms.push(ctx.ln_middle(k as f64, nf) + max_l1u[k]);
     for c in 1..=w {

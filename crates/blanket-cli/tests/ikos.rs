@@ -274,3 +274,103 @@ fn compare_sum_bad_input_and_plot() {
     let bytes = std::fs::read(&png).expect("plot written");
     assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
 }
+
+#[test]
+fn calibrate_ikos_histogram_and_vector() {
+    let v = json(&[
+        "calibrate",
+        "ikos-histogram",
+        "--n",
+        "1e4",
+        "--domain",
+        "10",
+        "--eps",
+        "1",
+        "--sigma",
+        "40",
+        "--json",
+    ]);
+    for key in [
+        "d",
+        "eps_per_coordinate",
+        "sigma_per_coordinate",
+        "delta",
+        "p",
+        "q",
+        "m",
+        "messages_per_user",
+        "bytes_per_user",
+        "predicted_mse",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["protocol"], "ikos-histogram");
+    assert_eq!(v["p"], 1);
+    assert_eq!(v["sigma_per_coordinate"], 44);
+    assert_eq!(
+        v["messages_per_user"].as_u64().unwrap(),
+        10 * v["m"].as_u64().unwrap()
+    );
+    // 10 discrete Laplace variances at alpha = e^(-1/2) (rounded up by < 2^-39).
+    let a = (-0.5f64).exp();
+    let want = 10.0 * 2.0 * a / ((1.0 - a) * (1.0 - a));
+    let got = v["predicted_mse"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-6 * want, "{got} vs {want}");
+    assert!(v["delta"].as_f64().unwrap() <= (1.0 + 1f64.exp()) * 2f64.powi(-40));
+    let v = json(&[
+        "calibrate",
+        "ikos-vector",
+        "--n",
+        "1e4",
+        "--d",
+        "3",
+        "--eps",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(v["protocol"], "ikos-vector");
+    assert_eq!(v["p"], 100);
+    assert!((v["eps_per_coordinate"].as_f64().unwrap() - 1.0).abs() < 1e-15);
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-histogram",
+            "--n",
+            "100",
+            "--domain",
+            "1",
+            "--eps",
+            "1",
+        ],
+        "--domain",
+    );
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-vector",
+            "--n",
+            "100",
+            "--d",
+            "0",
+            "--eps",
+            "1",
+        ],
+        "--d",
+    );
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-vector",
+            "--n",
+            "100",
+            "--d",
+            "2",
+            "--eps",
+            "0",
+        ],
+        "--eps",
+    );
+}

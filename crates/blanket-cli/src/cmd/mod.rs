@@ -9,4 +9,5 @@ pub mod compare_sum;
 pub mod demo;
 pub mod experiment;
 pub mod ikos;
+pub mod ikos_vector;
 pub mod simulate;

@@ -65,11 +65,14 @@ pub enum IkosError {
         /// [`MAX_SIGMA`].
         max: u32,
     },
-    /// The share count m is outside 1..=MAX_SHARES.
-    #[error("shares m must be in 1..={max}, got {m}")]
+    /// The share count m is outside min..=MAX_SHARES (min = 2 for the protocol: one share
+    /// reveals every input; min = 1 for [`distance_bound_log2`], an analysis function).
+    #[error("shares m must be in {min}..={max}, got {m}")]
     SharesOutOfRange {
         /// The rejected m.
         m: u32,
+        /// The smallest admissible m.
+        min: u32,
         /// [`MAX_SHARES`].
         max: u32,
     },
@@ -95,11 +98,13 @@ pub struct Ikos {
 }
 
 impl Ikos {
-    /// m shares per client, `1 <= m <= MAX_SHARES`. Choose m with [`m_required`].
+    /// m shares per client, `2 <= m <= MAX_SHARES` (one share would reveal every input).
+    /// Choose m with [`m_required`].
     pub fn new(modulus: Modulus, shares: u32) -> Result<Self, IkosError> {
-        if !(1..=MAX_SHARES).contains(&shares) {
+        if !(2..=MAX_SHARES).contains(&shares) {
             return Err(IkosError::SharesOutOfRange {
                 m: shares,
+                min: 2,
                 max: MAX_SHARES,
             });
         }
@@ -166,7 +171,11 @@ fn ln_q_minus_1(q: Modulus) -> f64 {
 pub fn distance_bound_log2(n: u64, m: u32, q: Modulus) -> Result<f64, IkosError> {
     let n = check_users(n)?;
     if !(1..=MAX_SHARES).contains(&m) {
-        return Err(IkosError::SharesOutOfRange { m, max: MAX_SHARES });
+        return Err(IkosError::SharesOutOfRange {
+            m,
+            min: 1,
+            max: MAX_SHARES,
+        });
     }
     let ln_b = ln_bound(n as u64, m, ln_q_minus_1(q));
     Ok((0.5 * ln_b / core::f64::consts::LN_2).min(0.0))
@@ -190,7 +199,8 @@ fn ln_first_term(n: usize, m: usize, q: Modulus) -> f64 {
 /// [`crate::protocol::ikos_bound`] (module docs, `docs/multi-message.md`; blanket's
 /// derivation, not a published theorem). m whose two extreme terms alone exceed
 /// 2^(-2 sigma) are skipped without evaluating the bound. n = 1 needs one share (equal sums
-/// mean equal inputs). Valid for 1 <= n <= [`MAX_USERS`] = 10^12.
+/// mean equal inputs), but the protocol's minimum, 2, is returned. Valid for
+/// 1 <= n <= [`MAX_USERS`] = 10^12.
 pub fn m_required(n: u64, q: Modulus, sigma: u32) -> Result<u32, IkosError> {
     let users = check_users(n)?;
     if !(1..=MAX_SIGMA).contains(&sigma) {
@@ -200,10 +210,12 @@ pub fn m_required(n: u64, q: Modulus, sigma: u32) -> Result<u32, IkosError> {
         });
     }
     if users == 1 {
-        return Ok(1);
+        // Any m is secure (equal sums mean equal inputs); the protocol's minimum is 2.
+        return Ok(2);
     }
     let target = -2.0 * f64::from(sigma) * core::f64::consts::LN_2;
-    for m in 1..=MAX_SHARES {
+    // m = 1 never passes: c(r, b) >= 1 then, so B_n >= q - 1 >= 1.
+    for m in 2..=MAX_SHARES {
         if ln_first_term(users, m as usize, q) > target {
             continue;
         }
@@ -449,7 +461,7 @@ mod tests {
             }
             assert!(m_required(n, q, sigma + 10).unwrap() >= m);
         }
-        assert_eq!(m_required(1, Modulus::new(7).unwrap(), 40), Ok(1));
+        assert_eq!(m_required(1, Modulus::new(7).unwrap(), 40), Ok(2));
     }
 
     #[test]
@@ -468,6 +480,8 @@ mod tests {
             Err(IkosError::SigmaOutOfRange { sigma: 0, .. })
         ));
         assert!(Ikos::new(q, 0).is_err());
+        let e = Ikos::new(q, 1).unwrap_err().to_string();
+        assert!(e.contains("shares m") && e.contains("2..=4096"), "{e}");
         assert!(Ikos::new(q, MAX_SHARES + 1).is_err());
         let e = IkosError::UsersOutOfRange { n: 0, max: 5 }.to_string();
         assert!(e.contains("users n") && e.contains("1..=5"), "{e}");

@@ -119,7 +119,9 @@ fn ikos_bad_input_exits_2_naming_the_flag() {
         fails_code(2, &args, needle);
     };
     check(&["--n", "1", "--eps", "1"], "--n");
-    check(&["--n", "40000", "--eps", "1"], "--n");
+    check(&["--n", "2e12", "--eps", "1"], "--n");
+    // Too many shares to hold in memory for a simulation (calibration has no such limit).
+    check(&["--n", "1e9", "--eps", "1"], "--n");
     check(&["--n", "100", "--eps", "0"], "--eps");
     check(&["--n", "100", "--eps", "-1"], "--eps");
     check(&["--n", "100", "--eps", "1", "--sigma", "0"], "--sigma");
@@ -150,6 +152,36 @@ fn ikos_bad_input_exits_2_naming_the_flag() {
         &["calibrate", "ikos-sum", "--n", "1", "--eps", "1"],
         "--n",
     );
+}
+
+/// The share count is certified for any n up to 10^12 (no O(n^2) limit any more): at
+/// n = 10^8 the calibration answers with a smaller m than at n = 10^4.
+#[test]
+fn calibrate_ikos_sum_at_large_n() {
+    let at = |n: &str| {
+        json(&[
+            "calibrate",
+            "ikos-sum",
+            "--n",
+            n,
+            "--eps",
+            "1",
+            "--sigma",
+            "40",
+            "--json",
+        ])
+    };
+    let small = at("1e4");
+    let large = at("1e8");
+    assert_eq!(large["n"], 100_000_000);
+    assert_eq!(large["p"], 10_000);
+    let (ms, ml) = (small["m"].as_u64().unwrap(), large["m"].as_u64().unwrap());
+    assert!(ml >= 3 && ml < ms, "m at 1e8 = {ml}, at 1e4 = {ms}");
+    let v = json(&[
+        "simulate", "ikos-sum", "--n", "1e5", "--eps", "1", "--sigma", "40", "--reps", "1",
+        "--json",
+    ]);
+    assert_eq!(v["n"], 100_000);
 }
 
 #[test]
@@ -241,4 +273,104 @@ fn compare_sum_bad_input_and_plot() {
     assert_eq!(v["n"], 200);
     let bytes = std::fs::read(&png).expect("plot written");
     assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
+}
+
+#[test]
+fn calibrate_ikos_histogram_and_vector() {
+    let v = json(&[
+        "calibrate",
+        "ikos-histogram",
+        "--n",
+        "1e4",
+        "--domain",
+        "10",
+        "--eps",
+        "1",
+        "--sigma",
+        "40",
+        "--json",
+    ]);
+    for key in [
+        "d",
+        "eps_per_coordinate",
+        "sigma_per_coordinate",
+        "delta",
+        "p",
+        "q",
+        "m",
+        "messages_per_user",
+        "bytes_per_user",
+        "predicted_mse",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["protocol"], "ikos-histogram");
+    assert_eq!(v["p"], 1);
+    assert_eq!(v["sigma_per_coordinate"], 44);
+    assert_eq!(
+        v["messages_per_user"].as_u64().unwrap(),
+        10 * v["m"].as_u64().unwrap()
+    );
+    // 10 discrete Laplace variances at alpha = e^(-1/2) (rounded up by < 2^-39).
+    let a = (-0.5f64).exp();
+    let want = 10.0 * 2.0 * a / ((1.0 - a) * (1.0 - a));
+    let got = v["predicted_mse"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-6 * want, "{got} vs {want}");
+    assert!(v["delta"].as_f64().unwrap() <= (1.0 + 1f64.exp()) * 2f64.powi(-40));
+    let v = json(&[
+        "calibrate",
+        "ikos-vector",
+        "--n",
+        "1e4",
+        "--d",
+        "3",
+        "--eps",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(v["protocol"], "ikos-vector");
+    assert_eq!(v["p"], 100);
+    assert!((v["eps_per_coordinate"].as_f64().unwrap() - 1.0).abs() < 1e-15);
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-histogram",
+            "--n",
+            "100",
+            "--domain",
+            "1",
+            "--eps",
+            "1",
+        ],
+        "--domain",
+    );
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-vector",
+            "--n",
+            "100",
+            "--d",
+            "0",
+            "--eps",
+            "1",
+        ],
+        "--d",
+    );
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-vector",
+            "--n",
+            "100",
+            "--d",
+            "2",
+            "--eps",
+            "0",
+        ],
+        "--eps",
+    );
 }

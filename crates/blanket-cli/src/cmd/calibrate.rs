@@ -27,6 +27,12 @@ pub enum CalibrateCommand {
     /// exact distributed discrete Laplace noise; no gamma (eps fixes the noise, sigma fixes
     /// delta = (1 + e^eps) 2^-sigma).
     IkosSum(super::ikos::CalibrateIkosArgs),
+    /// Histogram over split-and-mix (IKOS): one DP sum instance per category, eps/2 each
+    /// (a client changes two counts); d m shares per client.
+    IkosHistogram(super::ikos_vector::CalibrateIkosHistogramArgs),
+    /// Sum of vectors in [0, 1]^d over split-and-mix (IKOS): one DP sum instance per
+    /// coordinate, eps/d each; d m shares per client.
+    IkosVector(super::ikos_vector::CalibrateIkosVectorArgs),
 }
 
 /// Arguments of `calibrate histogram`.
@@ -536,6 +542,8 @@ fn eps_note(target: &Target, method: Method) -> Vec<String> {
 pub fn run(cmd: &CalibrateCommand) -> Result<()> {
     match cmd {
         CalibrateCommand::IkosSum(a) => super::ikos::calibrate(a),
+        CalibrateCommand::IkosHistogram(a) => super::ikos_vector::calibrate_histogram(a),
+        CalibrateCommand::IkosVector(a) => super::ikos_vector::calibrate_vector(a),
         CalibrateCommand::Histogram(a) => {
             let target = a.target.target(a.n)?;
             let m = DomainSize::new(a.domain)?;

@@ -84,9 +84,7 @@ pub(super) fn check_eps(eps: f64) -> Result<f64> {
 /// Builds the protocol, naming the flag of a rejected parameter (exit code 2).
 pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
     if !(2..=MAX_USERS).contains(&n) {
-        usage_bail!(
-            "--n must be an integer from 2 to {MAX_USERS} for the IKOS sum (blanket's share-count bound m_required is evaluated up to n = {MAX_USERS}), got {n}"
-        );
+        usage_bail!("--n must be an integer from 2 to {MAX_USERS} for the IKOS sum, got {n}");
     }
     IkosSum::new(n, check_eps(eps)?, sigma).map_err(|e| match e {
         IkosSumError::Ikos(blanket::protocol::IkosError::NoShareCount { .. }) => {
@@ -206,7 +204,7 @@ impl IkosCalibration {
 /// Arguments of `calibrate ikos-sum`.
 #[derive(Args)]
 pub struct CalibrateIkosArgs {
-    /// Number of clients (2 to 30000).
+    /// Number of clients (2 to 10^12).
     #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon (> 0, natural log).
@@ -235,14 +233,16 @@ pub enum IkosShuffler {
     /// One uniform shuffle of all n m shares.
     #[default]
     Uniform,
-    /// The alternating shuffler A^2_pi (refused: no established guarantee yet).
+    /// The alternating shuffler A^2_pi (refused: no established guarantee yet, see
+    /// docs/multi-message.md).
     Alternating,
 }
 
 /// Arguments of `simulate ikos-sum`.
 #[derive(Args)]
 pub struct SimIkosArgs {
-    /// Number of clients, 2 to 30000 (default: the number of data rows, if within range).
+    /// Number of clients, 2 to 10^12, with n m shares at most 2^28 in memory (default: the
+    /// number of data rows).
     #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: Option<f64>,
     /// Target epsilon (> 0, natural log).
@@ -361,6 +361,19 @@ pub fn ikos_repetition(
     Ok(p.estimate(&state)?)
 }
 
+/// A simulation holds all n m shares in memory: at most
+/// [`blanket::simulate::MAX_SHUFFLED_MESSAGES`] of them.
+pub(super) fn check_simulated_shares(n: u64, m: u32) -> Result<()> {
+    let limit = blanket::simulate::MAX_SHUFFLED_MESSAGES;
+    if n.saturating_mul(u64::from(m)) > limit {
+        usage_bail!(
+            "--n {n}: the simulation would hold n m = {} shares (m = {m}) in memory, more than {limit}; lower --n (calibrate ikos-sum has no such limit)",
+            n.saturating_mul(u64::from(m))
+        );
+    }
+    Ok(())
+}
+
 /// Validated values and the true sum.
 pub(super) fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
     let values = users
@@ -383,7 +396,7 @@ pub(super) fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
 pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     if a.shuffler == IkosShuffler::Alternating {
         usage_bail!(
-            "--shuffler alternating: the IKOS sum over the alternating shuffler A^2_pi has no established guarantee in blanket yet (blanket's m_required bound is proved for one uniform shuffle of all n m shares only); use --shuffler uniform"
+            "--shuffler alternating: the IKOS sum over the alternating shuffler A^2_pi has no established guarantee in blanket yet (m_required is proved for one uniform shuffle of all n m shares; the row-then-column argument of spec 04 is incomplete, see docs/multi-message.md); use --shuffler uniform"
         );
     }
     let eps = check_eps(a.eps)?;
@@ -398,6 +411,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         );
     }
     let p = build(n, eps, sigma)?;
+    check_simulated_shares(n, p.ikos().shares())?;
     let (values, truth) = prepared(&users)?;
     let start = Instant::now();
     let pb = progress(u64::from(a.reps), "ikos sum", a.json);

@@ -12,5 +12,6 @@ pub mod experiment;
 pub mod frequency;
 pub mod frequency_data;
 pub mod ikos;
+pub mod ikos_vector;
 pub mod protocol;
 pub mod simulate;

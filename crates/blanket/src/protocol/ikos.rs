@@ -7,29 +7,35 @@
 //! analyzer's views are within total variation distance 2^-sigma. Balle, Bell, Gascon,
 //! Nissim ("Private Summation in the Multi-Message Shuffle Model", CCS 2020, arXiv
 //! 2002.00817; first as "Improved Summation from Shuffling", arXiv 1909.11225) and Ghazi,
-//! Manurangsi, Pagh, Velingker (EUROCRYPT 2020) prove m = O(1 + (sigma + log q) / log n)
-//! suffices; their explicit-constant statements could not be verified from the sources
-//! available here. blanket therefore uses its own bound, proved in `docs/multi-message.md`
-//! (a second-moment argument of the same shape as theirs) and evaluated exactly by a
-//! recursion, with floating-point error rounded towards the safe side:
+//! Manurangsi, Pagh, Velingker (EUROCRYPT 2020, arXiv 1909.11073) prove
+//! m = O(1 + (sigma + log q) / log n) suffices; their explicit-constant statements could not
+//! be recovered from the sources available here (see `docs/multi-message.md`). blanket
+//! therefore uses its own bound, proved in `docs/multi-message.md` (a second-moment argument
+//! of the same shape as theirs):
 //!
 //! TV(view(x), view(x')) <= sqrt(B_n), B_1 = 0,
-//! B_r = sum_{a=1}^{r-1} C(r-1, a-1) C(r, a) / C(r m, a m) * (q - 1) * (1 + B_{r-a}).
+//! B_r = sum_{a=1}^{r-1} C(r-1, a-1) C(r, a) / C(r m, a m) * (q - 1) * (1 + B_{r-a}),
+//!
+//! evaluated by [`crate::protocol::ikos_bound`]: exactly for n <= 129, and for any n up to
+//! [`MAX_USERS`] by a proved relaxation (windowed recursion plus a monotonicity extension),
+//! with floating-point error rounded towards the safe side.
 //!
 //! It holds for one uniform shuffle of all n m shares (the view is the multiset of shares),
-//! not for m separate shufflers. At n = 10^4, q = 2^32, sigma = 40 it gives m = 10, below the
-//! 12 quoted by Balle et al. (both are sufficient counts; their derivation was not available
-//! to compare, the likely gap is that theirs is a closed form and this sum is evaluated).
+//! not for m separate shufflers nor the alternating shuffler. At n = 10^4, q = 2^32,
+//! sigma = 40 it gives m = 10, below the 12 quoted by Balle et al. (both are sufficient
+//! counts; their derivation was not available to compare).
 
 use thiserror::Error;
 
 use crate::analyzer::ModularSum;
 use crate::field::{FieldError, Modulus};
+use crate::protocol::ikos_bound::ln_bound;
 use crate::rng::{SecureRng, SimulationRng};
 
-/// Largest number of clients [`m_required`] evaluates its bound for: the recursion costs
-/// O(n^2) (about 1 s at n = 10^4 and 35 s at 10^5 on one core, optimized build).
-pub const MAX_USERS: u64 = 30_000;
+/// Largest number of clients [`m_required`] evaluates its bound for (n m stays below 2^53,
+/// where f64 holds integers exactly). The cost does not grow with n beyond a few thousand
+/// clients ([`crate::protocol::ikos_bound`]).
+pub const MAX_USERS: u64 = 1_000_000_000_000;
 
 /// Largest share count [`m_required`] searches.
 pub const MAX_SHARES: u32 = 4096;
@@ -59,11 +65,14 @@ pub enum IkosError {
         /// [`MAX_SIGMA`].
         max: u32,
     },
-    /// The share count m is outside 1..=MAX_SHARES.
-    #[error("shares m must be in 1..={max}, got {m}")]
+    /// The share count m is outside min..=MAX_SHARES (min = 2 for the protocol: one share
+    /// reveals every input; min = 1 for [`distance_bound_log2`], an analysis function).
+    #[error("shares m must be in {min}..={max}, got {m}")]
     SharesOutOfRange {
         /// The rejected m.
         m: u32,
+        /// The smallest admissible m.
+        min: u32,
         /// [`MAX_SHARES`].
         max: u32,
     },
@@ -89,11 +98,13 @@ pub struct Ikos {
 }
 
 impl Ikos {
-    /// m shares per client, `1 <= m <= MAX_SHARES`. Choose m with [`m_required`].
+    /// m shares per client, `2 <= m <= MAX_SHARES` (one share would reveal every input).
+    /// Choose m with [`m_required`].
     pub fn new(modulus: Modulus, shares: u32) -> Result<Self, IkosError> {
-        if !(1..=MAX_SHARES).contains(&shares) {
+        if !(2..=MAX_SHARES).contains(&shares) {
             return Err(IkosError::SharesOutOfRange {
                 m: shares,
+                min: 2,
                 max: MAX_SHARES,
             });
         }
@@ -149,69 +160,8 @@ fn check_users(n: u64) -> Result<usize, IkosError> {
     }
 }
 
-/// ln k! for k = 0..=len-1, summed in order.
-fn ln_factorials(len: usize) -> Vec<f64> {
-    let mut lf = Vec::with_capacity(len);
-    let mut acc = 0.0f64;
-    lf.push(0.0);
-    for k in 1..len {
-        acc += (k as f64).ln();
-        lf.push(acc);
-    }
-    lf
-}
-
-/// ln(1 + e^x) without overflow.
-fn ln_1p_exp(x: f64) -> f64 {
-    if x > 0.0 {
-        x + (-x).exp().ln_1p()
-    } else {
-        x.exp().ln_1p()
-    }
-}
-
-/// ln B_n (natural log; `-inf` when B_n = 0), rounded up.
-///
-/// Floating point: ln k! is accumulated with at most k roundings of size <= ulp(ln (nm)!),
-/// so each term's log, built from nine table entries, is off by at most
-/// 9 n m ln((nm)!) eps; the sum, its exp and its log add a few ulps. Each level adds
-/// `slack` (twice that plus 1e-9) to its result, so every B_r is an upper bound on the exact
-/// recursion value fed by upper bounds, hence on the exact B_r. Terms more than 700 nats
-/// below the largest are skipped: together they are below r e^-700 of the total, far below
-/// the slack.
-fn ln_bound(n: usize, m: usize, q: Modulus) -> f64 {
-    if n <= 1 {
-        return f64::NEG_INFINITY;
-    }
-    let nm = n * m;
-    let lf = ln_factorials(nm + 1);
-    let slack = 18.0 * nm as f64 * (1.0 + lf[nm]) * f64::EPSILON + 1e-9;
-    let ln_q1 = ((q.q() - 1) as f64).ln();
-    // ln(1 + B_r) for r = 0..n; B_0 = B_1 = 0 (a term with r - a = 0 never occurs).
-    let mut ln_1p_b = vec![0.0f64; n + 1];
-    let mut terms = Vec::with_capacity(n);
-    let mut ln_b = f64::NEG_INFINITY;
-    for r in 2..=n {
-        terms.clear();
-        let mut max = f64::NEG_INFINITY;
-        for a in 1..r {
-            let b = r - a;
-            // ln [C(r-1, a-1) C(r, a) / C(rm, am)]
-            let ln_c = (lf[r - 1] - lf[a - 1] - lf[b]) + (lf[r] - lf[a] - lf[b])
-                - (lf[r * m] - lf[a * m] - lf[b * m]);
-            let t = ln_c + ln_q1 + ln_1p_b[b];
-            max = max.max(t);
-            terms.push(t);
-        }
-        let sum: f64 = terms
-            .iter()
-            .filter(|&&t| t - max > -700.0)
-            .map(|&t| (t - max).exp())
-            .sum();
-        ln_b = max + sum.ln() + slack;
-        ln_1p_b[r] = ln_1p_exp(ln_b);
-    }
-    ln_b
+fn ln_q_minus_1(q: Modulus) -> f64 {
+    ((q.q() - 1) as f64).ln()
 }
 
 /// log2 of blanket's upper bound on the total variation distance between the analyzer's
@@ -221,9 +171,13 @@ fn ln_bound(n: usize, m: usize, q: Modulus) -> f64 {
 pub fn distance_bound_log2(n: u64, m: u32, q: Modulus) -> Result<f64, IkosError> {
     let n = check_users(n)?;
     if !(1..=MAX_SHARES).contains(&m) {
-        return Err(IkosError::SharesOutOfRange { m, max: MAX_SHARES });
+        return Err(IkosError::SharesOutOfRange {
+            m,
+            min: 1,
+            max: MAX_SHARES,
+        });
     }
-    let ln_b = ln_bound(n, m as usize, q);
+    let ln_b = ln_bound(n as u64, m, ln_q_minus_1(q));
     Ok((0.5 * ln_b / core::f64::consts::LN_2).min(0.0))
 }
 
@@ -241,10 +195,12 @@ fn ln_first_term(n: usize, m: usize, q: Modulus) -> f64 {
 }
 
 /// The smallest number of shares m for which blanket's bound makes split-and-mix with n
-/// clients over Z_q sigma-secure: sqrt(B_n) <= 2^-sigma (module docs, `docs/multi-message.md`).
-/// B_n decreases in m (each coefficient 1/C(rm, am) does), so the first m that passes is the
-/// answer; m whose two extreme terms alone exceed 2^(-2 sigma) are skipped without the
-/// O(n^2) recursion. n = 1 needs one share (equal sums mean equal inputs).
+/// clients over Z_q sigma-secure: sqrt(U_n) <= 2^-sigma, U_n >= B_n computed by
+/// [`crate::protocol::ikos_bound`] (module docs, `docs/multi-message.md`; blanket's
+/// derivation, not a published theorem). m whose two extreme terms alone exceed
+/// 2^(-2 sigma) are skipped without evaluating the bound. n = 1 needs one share (equal sums
+/// mean equal inputs), but the protocol's minimum, 2, is returned. Valid for
+/// 1 <= n <= [`MAX_USERS`] = 10^12.
 pub fn m_required(n: u64, q: Modulus, sigma: u32) -> Result<u32, IkosError> {
     let users = check_users(n)?;
     if !(1..=MAX_SIGMA).contains(&sigma) {
@@ -254,14 +210,16 @@ pub fn m_required(n: u64, q: Modulus, sigma: u32) -> Result<u32, IkosError> {
         });
     }
     if users == 1 {
-        return Ok(1);
+        // Any m is secure (equal sums mean equal inputs); the protocol's minimum is 2.
+        return Ok(2);
     }
     let target = -2.0 * f64::from(sigma) * core::f64::consts::LN_2;
-    for m in 1..=MAX_SHARES {
+    // m = 1 never passes: c(r, b) >= 1 then, so B_n >= q - 1 >= 1.
+    for m in 2..=MAX_SHARES {
         if ln_first_term(users, m as usize, q) > target {
             continue;
         }
-        if ln_bound(users, m as usize, q) <= target {
+        if ln_bound(n, m, ln_q_minus_1(q)) <= target {
             return Ok(m);
         }
     }
@@ -418,7 +376,8 @@ mod tests {
             for m in [1usize, 2, 3, 5, 9] {
                 for q in [2u128, 3, 1 << 32] {
                     let q = Modulus::new(q).unwrap();
-                    assert!(ln_first_term(n, m, q) <= ln_bound(n, m, q), "n={n} m={m}");
+                    let full = ln_bound(n as u64, m as u32, ln_q_minus_1(q));
+                    assert!(ln_first_term(n, m, q) <= full, "n={n} m={m}");
                 }
             }
         }
@@ -432,6 +391,57 @@ mod tests {
         assert_eq!(m, 10);
         assert!(distance_bound_log2(10_000, m, q).unwrap() <= -40.0);
         assert!(distance_bound_log2(10_000, m - 1, q).unwrap() > -40.0);
+    }
+
+    /// Valid from n = 10^2 to 10^12: m_required is non-increasing in n and non-decreasing in
+    /// q and sigma over the table's grid, and each answer is certified and minimal.
+    #[test]
+    fn m_required_monotone_over_the_table_grid() {
+        for sigma in [40u32, 80] {
+            let mut by_q = Vec::new();
+            for bits in [32u32, 64] {
+                let q = Modulus::power_of_two(bits).unwrap();
+                let ms: Vec<u32> = (2..=12)
+                    .map(|e| m_required(10u64.pow(e), q, sigma).unwrap())
+                    .collect();
+                assert!(
+                    ms.windows(2).all(|w| w[1] <= w[0]),
+                    "sigma={sigma} q=2^{bits}: {ms:?}"
+                );
+                by_q.push(ms);
+            }
+            assert!(by_q[0].iter().zip(&by_q[1]).all(|(a, b)| a <= b));
+        }
+        let q = Modulus::power_of_two(32).unwrap();
+        for n in [10u64.pow(6), 10u64.pow(8)] {
+            let m = m_required(n, q, 40).unwrap();
+            assert!(distance_bound_log2(n, m, q).unwrap() <= -40.0);
+            assert!(distance_bound_log2(n, m - 1, q).unwrap() > -40.0);
+            assert!(m_required(n, q, 80).unwrap() >= m);
+        }
+    }
+
+    /// The m_required table of `docs/multi-message.md`: n = 10^2..10^8, q = 2^32, 2^64,
+    /// sigma = 40, 80. `cargo test -p blanket --lib ikos::tests::m_required_table -- --ignored
+    /// --nocapture`.
+    #[test]
+    #[ignore = "prints the docs table"]
+    fn m_required_table() {
+        println!("| n | q = 2^32, sigma = 40 | q = 2^32, sigma = 80 | q = 2^64, sigma = 40 | q = 2^64, sigma = 80 |");
+        println!("|---|---|---|---|---|");
+        for e in 2..=8u32 {
+            let n = 10u64.pow(e);
+            let mut row = format!("| 1e{e} |");
+            for bits in [32u32, 64] {
+                for sigma in [40u32, 80] {
+                    let q = Modulus::power_of_two(bits).unwrap();
+                    let m = m_required(n, q, sigma).unwrap();
+                    let log2 = distance_bound_log2(n, m, q).unwrap();
+                    row.push_str(&format!(" {m} ({log2:.1}) |"));
+                }
+            }
+            println!("{row}");
+        }
     }
 
     #[test]
@@ -451,7 +461,7 @@ mod tests {
             }
             assert!(m_required(n, q, sigma + 10).unwrap() >= m);
         }
-        assert_eq!(m_required(1, Modulus::new(7).unwrap(), 40), Ok(1));
+        assert_eq!(m_required(1, Modulus::new(7).unwrap(), 40), Ok(2));
     }
 
     #[test]
@@ -470,9 +480,34 @@ mod tests {
             Err(IkosError::SigmaOutOfRange { sigma: 0, .. })
         ));
         assert!(Ikos::new(q, 0).is_err());
+        let e = Ikos::new(q, 1).unwrap_err().to_string();
+        assert!(e.contains("shares m") && e.contains("2..=4096"), "{e}");
         assert!(Ikos::new(q, MAX_SHARES + 1).is_err());
         let e = IkosError::UsersOutOfRange { n: 0, max: 5 }.to_string();
         assert!(e.contains("users n") && e.contains("1..=5"), "{e}");
+    }
+
+    /// n = 10^6 random inputs (q = 2^32 and a prime-ish q near 2^64), m from `m_required`,
+    /// one uniform shuffle of all n m shares: the analyzer's sum is exact.
+    #[test]
+    fn million_clients_sum_exactly() {
+        let mut rng = simulation_rng(1_000_000);
+        let n = 1_000_000u64;
+        for q in [1u128 << 32, (1 << 64) - 59] {
+            let q = Modulus::new(q).unwrap();
+            let protocol = Ikos::for_security(n, q, 40).unwrap();
+            assert!(protocol.distance_bound_log2(n).unwrap() <= -40.0);
+            let inputs: Vec<u64> = (0..n).map(|_| q.uniform(&mut rng)).collect();
+            let mut messages = Vec::with_capacity(n as usize * protocol.shares() as usize);
+            for &x in &inputs {
+                messages.extend(protocol.randomize_simulated(x, &mut rng).unwrap());
+            }
+            UniformShuffler.shuffle(&mut messages, &mut rng);
+            let mut total = protocol.analyzer();
+            total.absorb_all(&messages).unwrap();
+            assert_eq!(total.reports(), n * u64::from(protocol.shares()));
+            assert_eq!(total.sum(), q.sum(inputs.iter().copied()));
+        }
     }
 
     /// End to end: shares of every client, one uniform shuffle, sharded analyzers merged.

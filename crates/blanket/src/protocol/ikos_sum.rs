@@ -144,9 +144,6 @@ impl IkosSum {
         if !(1..=users).contains(&honest) {
             return Err(out_of_range("honest", "an integer in 1..=n", honest));
         }
-        if !(epsilon.is_finite() && epsilon > 0.0) {
-            return Err(out_of_range("epsilon", "a finite number > 0", epsilon));
-        }
         // p = ceil(sqrt(n)), exactly.
         let mut p = (users as f64).sqrt().ceil() as u64;
         while p * p < users {
@@ -154,6 +151,33 @@ impl IkosSum {
         }
         while p > 1 && (p - 1) * (p - 1) >= users {
             p -= 1;
+        }
+        Self::with_precision(users, p, epsilon, sigma, honest, modulus_bits)
+    }
+
+    /// The general constructor: encoding precision p (a client's encoded value lies in
+    /// 0..=p, sensitivity p), alpha >= e^(-epsilon/p). Used with p = ceil(sqrt(n)) by
+    /// [`IkosSum::with_options`] and per coordinate by `ikos_vector` (p = 1 for counts).
+    pub(crate) fn with_precision(
+        users: u64,
+        p: u64,
+        epsilon: f64,
+        sigma: u32,
+        honest: u64,
+        modulus_bits: Option<u32>,
+    ) -> Result<Self, IkosSumError> {
+        if !(1..=MAX_USERS).contains(&users) {
+            return Err(IkosError::UsersOutOfRange {
+                n: users,
+                max: MAX_USERS,
+            }
+            .into());
+        }
+        if !(1..=users).contains(&honest) {
+            return Err(out_of_range("honest", "an integer in 1..=n", honest));
+        }
+        if !(epsilon.is_finite() && epsilon > 0.0) {
+            return Err(out_of_range("epsilon", "a finite number > 0", epsilon));
         }
         let precision = Precision::new(p)?;
         // alpha = A / 2^40 >= e^(-eps/p): floor(f64 value * 2^40) + 2. The f64 exp is off by
@@ -307,6 +331,16 @@ impl IkosSum {
     ) -> Result<Vec<u64>, IkosSumError> {
         let x = UnitValue::new(x)?;
         let x_bar = u64::from(randomized_round(x, self.precision, rng));
+        self.randomize_encoded(x_bar, rng)
+    }
+
+    /// The m shares of an already encoded value x_bar in 0..=p plus this client's noise.
+    pub(crate) fn randomize_encoded<R: CryptoRng + ?Sized>(
+        &self,
+        x_bar: u64,
+        rng: &mut R,
+    ) -> Result<Vec<u64>, IkosSumError> {
+        debug_assert!(x_bar <= u64::from(self.precision()));
         let nu = self.noise.sample_difference(rng);
         let y = self.encode(x_bar, nu);
         Ok(self
@@ -353,6 +387,7 @@ mod tests {
     use crate::analyzer::Aggregator;
     use crate::rng::simulation_rng;
     use crate::sample::stats::check_against_pmf;
+    use crate::shuffle::{Shuffler, UniformShuffler};
 
     /// The sum of n clients' noise against the discrete Laplace pmf
     /// (1 - alpha)/(1 + alpha) alpha^|y| of the alpha actually sampled: chi-square at
@@ -374,6 +409,42 @@ mod tests {
                 .collect();
             check_against_pmf(&sums, &pmf, half, &format!("n = {n}, eps = {eps}"));
         }
+    }
+
+    #[test]
+    fn million_clients_reconstruct_exactly_without_noise() {
+        // n = 10^6 random encoded inputs (p = 1000) with random noise values in [-T/n, T/n]:
+        // the decoded sum equals the integer sum exactly.
+        let mut rng = simulation_rng(77);
+        let n = 1_000_000u64;
+        let proto = IkosSum::new(n, 1.0, 40).unwrap();
+        let q = proto.ikos().modulus();
+        let p = u64::from(proto.precision());
+        assert_eq!(p, 1000);
+        let bound = (proto.report().noise_bound / n) as i64;
+        let mut total = proto.analyzer();
+        let mut expected = 0i128;
+        let mut shares = Vec::new();
+        for i in 0..n {
+            let x = q.uniform(&mut rng) % (p + 1);
+            let nu = if bound > 0 {
+                (i as i64 % (2 * bound + 1)) - bound
+            } else {
+                0
+            };
+            expected += i128::from(x) + i128::from(nu);
+            shares.extend(
+                q.share(
+                    proto.encode(x, nu),
+                    proto.ikos().shares() as usize,
+                    &mut rng,
+                )
+                .unwrap(),
+            );
+        }
+        UniformShuffler.shuffle(&mut shares, &mut rng);
+        total.absorb_all(&shares).unwrap();
+        assert_eq!(proto.decode(total.sum()), expected);
     }
 
     /// Without noise, encoding, sharing, summing and decoding reconstruct the encoded sum

@@ -3,7 +3,9 @@
 pub mod frequency;
 pub mod histogram;
 pub mod ikos;
+pub mod ikos_bound;
 pub mod ikos_sum;
+pub mod ikos_vector;
 pub mod scalar_sum;
 pub mod tensor;
 pub mod vector_sum;
@@ -11,6 +13,7 @@ pub mod vector_sum;
 pub use histogram::{Histogram, HistogramEstimate, HistogramShape};
 pub use ikos::{m_required, Ikos, IkosError};
 pub use ikos_sum::{IkosSum, IkosSumError, IkosSumReport};
+pub use ikos_vector::{IkosVector, IkosVectorError, IkosVectorReport, VectorInput};
 pub use scalar_sum::{ScalarSum, ScalarSumEstimate, ScalarSumShape};
 pub use tensor::{Tensor, TensorError};
 pub use vector_sum::{

@@ -207,7 +207,7 @@ fn shuffle(r: LocalRandomizer, eps0: f64, n: NumUsers, delta: Delta, method: Met
 /// The (eps, delta) curve of a shuffled randomizer per method on `points` deltas log-spaced
 /// over [delta_min, 0.1] (the grid of `blanket account curve`). Returns (deltas, method
 /// names, eps per method and delta with NaN where the method does not apply, whether each
-/// method is certified, eps0).
+/// method is certified, the randomizer as JSON text).
 #[pyfunction]
 #[pyo3(signature = (eps0, n, kind, domain, gamma, delta_min, points))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -225,10 +225,10 @@ pub fn account_curve<'py>(
     Vec<&'static str>,
     Bound<'py, PyArray2<f64>>,
     Vec<bool>,
-    f64,
+    String,
 )> {
     let n = NumUsers::from_f64(n).map_err(Error::from)?;
-    let (r, eps0) = randomizer(kind, domain, gamma, eps0)?;
+    let (r, _) = randomizer(kind, domain, gamma, eps0)?;
     let dmin = Delta::new(delta_min)
         .map_err(|_| Error::param("delta_min", "in (0, 0.1)", delta_min))?
         .get();
@@ -267,7 +267,13 @@ pub fn account_curve<'py>(
     let names = Method::ALL.iter().map(|m| m.name()).collect();
     let certified = Method::ALL.iter().map(|&m| is_certified(m)).collect();
     let eps = PyArray2::from_vec2(py, &eps)?;
-    Ok((PyArray1::from_vec(py, deltas), names, eps, certified, eps0))
+    Ok((
+        PyArray1::from_vec(py, deltas),
+        names,
+        eps,
+        certified,
+        json(&r)?,
+    ))
 }
 
 /// What `account compose --json` prints.

@@ -66,4 +66,4 @@ pub fn num(x: f64) -> String {
     }
 }
 
-pub use blanket::display::{directed, down, echo, up, Round};
+pub use blanket::display::{down, echo, up};

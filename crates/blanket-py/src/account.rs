@@ -41,7 +41,9 @@ pub fn randomizer(
             )),
             None => Err(Error::param(
                 "eps0",
-                format!("a number in (0, {EPS0_MAX}] (required unless randomizer is ('grr', m, gamma))"),
+                format!(
+                    "a number in (0, {EPS0_MAX}] (required unless randomizer is ('grr', m, gamma))"
+                ),
                 "None",
             )),
         }
@@ -61,7 +63,11 @@ pub fn randomizer(
         "krr" => {
             let eps0 = check_eps0()?;
             let k = domain.ok_or_else(|| {
-                Error::param("randomizer", "('krr', k) with k >= 2 values", "('krr', None)")
+                Error::param(
+                    "randomizer",
+                    "('krr', k) with k >= 2 values",
+                    "('krr', None)",
+                )
             })?;
             Ok((LocalRandomizer::krr(DomainSize::new(k)?, eps0), eps0))
         }
@@ -392,14 +398,12 @@ pub fn account_compose(
             }
             py.allow_threads(|| shuffled(&a, total))?
         }
-        _ => {
-            return Err(Error::param(
-                "eps",
-                "exactly one of eps (an (eps, delta) pair per round) and eps0 (a shuffled randomizer)",
-                format!("eps = {:?}, eps0 = {:?}", a.eps, a.eps0),
-            )
-            .into())
-        }
+        _ => return Err(Error::param(
+            "eps",
+            "exactly one of eps (an (eps, delta) pair per round) and eps0 (a shuffled randomizer)",
+            format!("eps = {:?}, eps0 = {:?}", a.eps, a.eps0),
+        )
+        .into()),
     };
     Ok(json(&out)?)
 }
@@ -418,7 +422,11 @@ fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeOut> {
     }
     let method = a.method.unwrap_or("kov");
     if !["basic", "drv", "kov", "pld"].contains(&method) {
-        return Err(Error::param("method", "one of basic, drv, kov, pld", method));
+        return Err(Error::param(
+            "method",
+            "one of basic, drv, kov, pld",
+            method,
+        ));
     }
     if a.step.is_some() && method != "pld" {
         return Err(Error::param(
@@ -462,7 +470,10 @@ fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeOut> {
             }
             (drv(eps, cd, k, dp).map_err(composition_error)?.0, "drv")
         }
-        "kov" => (kov_epsilon(eps, cd, k, total).map_err(composition_error)?, "kov"),
+        "kov" => (
+            kov_epsilon(eps, cd, k, total).map_err(composition_error)?,
+            "kov",
+        ),
         _ => {
             let one = Pld::from_epsilon_delta(eps, cd, a.step).map_err(composition_error)?;
             step = Some(one.h);
@@ -470,7 +481,13 @@ fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeOut> {
             let e = pld.epsilon(total);
             if e == f64::INFINITY {
                 let own = -(k as f64 * (-cd).ln_1p()).exp_m1() * (1.0 - 1e-12);
-                return Err(no_eps(own, pld.inf_mass, total, "the rounds' own deltas", " or use method='kov'"));
+                return Err(no_eps(
+                    own,
+                    pld.inf_mass,
+                    total,
+                    "the rounds' own deltas",
+                    " or use method='kov'",
+                ));
             }
             (e, "pld")
         }
@@ -531,12 +548,18 @@ fn shuffled(a: &ComposeArgs, total: f64) -> Result<ComposeOut> {
     let (kind, domain, gamma) = a.randomizer;
     let (r, eps0) = randomizer(kind, domain, gamma, a.eps0)?;
     let n = NumUsers::from_f64(a.n.ok_or_else(|| {
-        Error::param("n", "an integer from 2 to 2^48 in shuffled mode (eps0)", "None")
+        Error::param(
+            "n",
+            "an integer from 2 to 2^48 in shuffled mode (eps0)",
+            "None",
+        )
     })?)?;
     let generic = matches!(r, LocalRandomizer::Generic { .. }) && kind == "generic";
-    let choice = a
-        .accountant
-        .unwrap_or(if generic { "fmt21-numerical" } else { "clones-krr" });
+    let choice = a.accountant.unwrap_or(if generic {
+        "fmt21-numerical"
+    } else {
+        "clones-krr"
+    });
     let method = match choice {
         "fmt21-numerical" => Method::Fmt21Numerical,
         "clones-krr" => Method::ClonesKrr,
@@ -605,9 +628,9 @@ where
 {
     let k = a.rounds;
     let name = acct.curve_method().name();
-    let curve = acct.curve(r, n).map_err(|e| {
-        Error::NoGuarantee(format!("accountant {name} gives no curve here: {e}"))
-    })?;
+    let curve = acct
+        .curve(r, n)
+        .map_err(|e| Error::NoGuarantee(format!("accountant {name} gives no curve here: {e}")))?;
     if let Some(step) = a.step {
         let top = curve.epsilon(1e-30).max(1e-12);
         if top / step > MAX_CURVE_STEPS {

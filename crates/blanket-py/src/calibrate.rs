@@ -157,7 +157,11 @@ pub fn calibrate_histogram(
     Ok(json(&report)?)
 }
 
-fn histogram(m: DomainSize, target: &Target, acct: &dyn ShuffleAccountant) -> Result<CalibrationReport> {
+fn histogram(
+    m: DomainSize,
+    target: &Target,
+    acct: &dyn ShuffleAccountant,
+) -> Result<CalibrationReport> {
     let (_, cal) = Histogram::calibrate(m, target, acct)?;
     Ok(CalibrationReport {
         protocol: "histogram",

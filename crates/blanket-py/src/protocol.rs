@@ -39,9 +39,9 @@ impl Source {
 
     fn chunk(self, chunk: usize) -> Result<ChunkRng> {
         Ok(match self {
-            Source::Os => ChunkRng::Os(
-                SecureRng::from_os().map_err(|e| Error::NoGuarantee(e.to_string()))?,
-            ),
+            Source::Os => {
+                ChunkRng::Os(SecureRng::from_os().map_err(|e| Error::NoGuarantee(e.to_string()))?)
+            }
             Source::Simulation(seed) => {
                 ChunkRng::Simulation(SimulationRng::stream(seed, chunk as u64))
             }
@@ -58,7 +58,11 @@ fn in_pool<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> Res
             .build()
             .map(|pool| pool.install(f))
             .map_err(|e| Error::NoGuarantee(format!("cannot start {t} threads: {e}"))),
-        Some(t) => Err(Error::param("threads", "None or an integer from 1 to 1024", t)),
+        Some(t) => Err(Error::param(
+            "threads",
+            "None or an integer from 1 to 1024",
+            t,
+        )),
     }
 }
 
@@ -91,8 +95,13 @@ pub enum IntArray<'py> {
 }
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, field: &str) -> Result<&'a [T]> {
-    a.as_slice()
-        .map_err(|_| Error::param(field, "a contiguous one-dimensional array", "a strided view"))
+    a.as_slice().map_err(|_| {
+        Error::param(
+            field,
+            "a contiguous one-dimensional array",
+            "a strided view",
+        )
+    })
 }
 
 fn out_of_domain(field: &str, max: u64, value: impl std::fmt::Display) -> Error {
@@ -347,7 +356,12 @@ impl PyScalarSum {
     ) -> PyResult<(f64, f64, u64)> {
         let p = &self.inner;
         let max = u64::from(p.k().get());
-        fn run<T: Int>(p: &ScalarSum, x: &[T], max: u64, threads: Option<usize>) -> Result<IntegerSum> {
+        fn run<T: Int>(
+            p: &ScalarSum,
+            x: &[T],
+            max: u64,
+            threads: Option<usize>,
+        ) -> Result<IntegerSum> {
             in_pool(threads, || {
                 merged(
                     x.par_chunks(CHUNK).map(|c| {
@@ -388,6 +402,9 @@ impl PyScalarSum {
 pub struct PyVectorSum {
     inner: VectorSum,
 }
+
+/// (coordinates, values) arrays of vector-sum messages.
+type VectorMessages<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
 
 /// (mean, sum, reports per coordinate) arrays of a vector-sum estimate.
 type VectorEstimate<'py> = (
@@ -440,7 +457,7 @@ impl PyVectorSum {
         values: PyReadonlyArray2<'py, f64>,
         simulation_seed: Option<u64>,
         threads: Option<usize>,
-    ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>)> {
+    ) -> PyResult<VectorMessages<'py>> {
         let p = &self.inner;
         let (d, t) = (p.d() as usize, p.t() as usize);
         let shape = values.shape();
@@ -452,9 +469,9 @@ impl PyVectorSum {
             )
             .into());
         }
-        let x = values.as_slice().map_err(|_| {
-            Error::param("values", "a C-contiguous (n, d) array", "a strided view")
-        })?;
+        let x = values
+            .as_slice()
+            .map_err(|_| Error::param("values", "a C-contiguous (n, d) array", "a strided view"))?;
         let source = Source::of(simulation_seed);
         let (coords, vals) = py.allow_threads(|| -> Result<(Vec<u32>, Vec<u32>)> {
             let n = x.len() / d.max(1);
@@ -488,7 +505,9 @@ impl PyVectorSum {
                                 at += 1;
                             };
                             match &mut rng {
-                                ChunkRng::Os(g) => p.randomize_row(&row, g, &mut scratch, &mut emit),
+                                ChunkRng::Os(g) => {
+                                    p.randomize_row(&row, g, &mut scratch, &mut emit)
+                                }
                                 ChunkRng::Simulation(g) => {
                                     p.randomize_row_simulated(&row, g, &mut scratch, &mut emit)
                                 }
@@ -526,17 +545,19 @@ impl PyVectorSum {
         let e = py.allow_threads(|| -> Result<_> {
             let state: CoordinateSums = in_pool(threads, || {
                 merged(
-                    cs.par_chunks(CHUNK).zip(vs.par_chunks(CHUNK)).map(|(c, v)| {
-                        let mut s = p.aggregator();
-                        for (&j, &y) in c.iter().zip(v) {
-                            if j >= d {
-                                return Err(out_of_domain("coordinates", u64::from(d - 1), j));
+                    cs.par_chunks(CHUNK)
+                        .zip(vs.par_chunks(CHUNK))
+                        .map(|(c, v)| {
+                            let mut s = p.aggregator();
+                            for (&j, &y) in c.iter().zip(v) {
+                                if j >= d {
+                                    return Err(out_of_domain("coordinates", u64::from(d - 1), j));
+                                }
+                                s.absorb((j, y))
+                                    .map_err(|_| out_of_domain("values", u64::from(k), y))?;
                             }
-                            s.absorb((j, y))
-                                .map_err(|_| out_of_domain("values", u64::from(k), y))?;
-                        }
-                        Ok(s)
-                    }),
+                            Ok(s)
+                        }),
                     || p.aggregator(),
                 )
             })??;

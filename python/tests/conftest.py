@@ -30,9 +30,12 @@ def cli() -> Callable[..., Dict[str, Any]]:
     path = _cli_path()
     assert path.exists(), f"the blanket CLI is not at {path} (set BLANKET_CLI)"
 
-    def run(*args: Any) -> Dict[str, Any]:
+    def run(*args: Any, fails: bool = False) -> Dict[str, Any]:
         argv: List[str] = [str(path), "--quiet", *[str(a) for a in args], "--json"]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        if fails:
+            assert p.returncode not in (0, 3), f"{argv} succeeded: {p.stdout}"
+            return {"stderr": p.stderr}
         assert p.returncode in (0, 3), f"{argv}: exit {p.returncode}: {p.stderr}"
         return json.loads(p.stdout)
 

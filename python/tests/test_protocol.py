@@ -101,3 +101,13 @@ def test_integer_dtypes_are_accepted():
 def test_docstrings_show_in_help():
     for obj in (blanket.protocol.Histogram.randomize, blanket.calibrate.histogram, blanket.account.compose, blanket.SimulationSeed):
         assert obj.__doc__ and len(obj.__doc__) > 40
+
+
+def test_bench_runs_and_reports_its_figures():
+    # A smoke run of `python -m blanket.bench` (no timing is asserted: speed is measured by
+    # the benchmark itself, docs/python.md).
+    from blanket import bench
+
+    r = bench.run(n=20_000, domain=16, tries=1, cli=None)
+    assert r["n"] == 20_000 and r["reports_per_second_single_thread"] > 0
+    assert r["accountant"]["python_seconds"] > 0

@@ -31,7 +31,7 @@ python -m pip install -q --disable-pip-version-check -r python/requirements-test
 
 # The CLI the tests compare against: the binary `cargo test --workspace` builds (test
 # profile; a no-op after scripts/test's cargo test).
-cargo test --workspace --locked --no-run -q 2>/dev/null
+cargo test --workspace --locked --no-run -q
 export BLANKET_CLI="${PWD}/target/debug/blanket"
 
 rm -rf target/wheels

@@ -17,7 +17,15 @@ from typing import Any, Dict, List, Optional, Union
 from . import _blanket, _util
 from .protocol import Histogram, ScalarSum, VectorSum
 
-__all__ = ["histogram", "scalar_sum", "vector_sum", "CalibrationReport", "MethodFigures"]
+__all__ = [
+    "histogram",
+    "scalar_sum",
+    "vector_sum",
+    "ikos_sum",
+    "CalibrationReport",
+    "MethodFigures",
+    "IkosCalibration",
+]
 
 
 @dataclass(frozen=True)
@@ -228,3 +236,71 @@ def vector_sum(
             bool(compare),
         )
     )
+
+
+@dataclass(frozen=True)
+class IkosCalibration:
+    """What ``blanket calibrate ikos-sum --json`` prints: the multi-message DP sum over
+    split-and-mix (IKOS), m additive shares per client modulo q, exact distributed discrete
+    Laplace noise. There is no gamma: eps fixes the noise, sigma fixes
+    delta = (1 + e^eps) 2^-sigma (docs/multi-message.md).
+
+    Attributes:
+        n, eps: clients and target eps; ``p``: precision; ``q``: the modulus; ``m``: shares
+        per client; ``alpha``: the noise parameter; ``sigma``: the security parameter;
+        ``eps_realized``: the eps the rounded alpha gives; ``delta``: the certified delta;
+        ``noise_bound``: T; ``predicted_mse`` (what it bounds: ``predicted_mse_meaning``);
+        ``bytes_per_user``; ``assumes``: the trust assumption; ``calibration``: why no
+        gamma.
+    """
+
+    protocol: str
+    n: int
+    eps: float
+    p: int
+    q: int
+    m: int
+    alpha: float
+    sigma: int
+    eps_realized: float
+    delta: float
+    noise_bound: int
+    predicted_mse: float
+    predicted_mse_meaning: str
+    bytes_per_user: int
+    assumes: str
+    calibration: str
+    _json: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as ``blanket calibrate ikos-sum --json`` prints it."""
+        return dict(self._json)
+
+
+def ikos_sum(
+    *,
+    n: Union[int, float],
+    eps: float,
+    sigma: Optional[int] = None,
+    delta: Optional[float] = None,
+) -> IkosCalibration:
+    """Parameters of the IKOS split-and-mix DP sum of values in [0, 1].
+
+    Args:
+        n: number of clients, 2 to 30000.
+        eps: target epsilon.
+        sigma: security parameter, 1 to 512 (default 40); or
+        delta: the target delta instead, which fixes the smallest sigma meeting it.
+
+    Raises:
+        ParameterError: an input out of range (``field`` names it).
+    """
+    d = _util.loads(
+        _blanket.calibrate_ikos_sum(
+            _util.real("n", n, "an integer from 2 to 30000"),
+            _util.real("eps", eps, _EPS),
+            _util.opt_uint("sigma", sigma, "an integer from 1 to 512"),
+            _util.opt_real("delta", delta, _DELTA),
+        )
+    )
+    return IkosCalibration(**d, _json=d)

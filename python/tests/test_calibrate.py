@@ -65,3 +65,17 @@ def test_build_gives_the_calibrated_protocol():
     assert isinstance(s, blanket.protocol.ScalarSum)
     v = blanket.calibrate.vector_sum(n=10**5, d=10, eps=1.0, delta=1e-6, t=2).build()
     assert isinstance(v, blanket.protocol.VectorSum) and v.t == 2
+
+
+@pytest.mark.parametrize(
+    "n,eps,sigma,delta",
+    [(1000, 1.0, None, None), (10_000, 0.5, 60, None), (500, 2.0, None, 1e-9)],
+)
+def test_ikos_sum_equals_cli(cli, n, eps, sigma, delta):
+    py = blanket.calibrate.ikos_sum(n=n, eps=eps, sigma=sigma, delta=delta)
+    flags = (["--sigma", sigma] if sigma else []) + (["--delta", delta] if delta else [])
+    ref = cli("calibrate", "ikos-sum", "--n", n, "--eps", eps, *flags)
+    assert py.to_dict() == ref
+    assert py.protocol == "ikos-sum" and isinstance(py.q, int) and py.m >= 1
+    if delta is not None:
+        assert py.delta <= delta

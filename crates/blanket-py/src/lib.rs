@@ -6,6 +6,7 @@
 mod account;
 mod calibrate;
 mod errors;
+mod ikos;
 mod protocol;
 
 use pyo3::prelude::*;
@@ -24,6 +25,7 @@ fn _blanket(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate::calibrate_histogram, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate_scalar_sum, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate_vector_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(ikos::calibrate_ikos_sum, m)?)?;
     m.add_class::<protocol::PyHistogram>()?;
     m.add_class::<protocol::PyScalarSum>()?;
     m.add_class::<protocol::PyVectorSum>()?;

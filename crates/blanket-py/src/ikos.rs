@@ -75,7 +75,9 @@ fn sigma_for_delta(eps: f64, delta: f64) -> Result<u32> {
         .ok_or_else(|| {
             Error::param(
                 "delta",
-                format!("at least (1 + e^eps) 2^-{MAX_SIGMA} (no sigma up to {MAX_SIGMA} reaches less)"),
+                format!(
+                    "at least (1 + e^eps) 2^-{MAX_SIGMA} (no sigma up to {MAX_SIGMA} reaches less)"
+                ),
                 echo(delta),
             )
         })
@@ -102,7 +104,9 @@ pub fn calibrate_ikos_sum(
             )
         }
         (Some(s), Some(_)) => {
-            return Err(Error::param("sigma", "None when delta is given (delta fixes sigma)", s).into())
+            return Err(
+                Error::param("sigma", "None when delta is given (delta fixes sigma)", s).into(),
+            )
         }
         (None, Some(d)) => sigma_for_delta(eps, d)?,
         (None, None) => DEFAULT_SIGMA,
@@ -125,7 +129,11 @@ pub fn calibrate_ikos_sum(
                 format!("{sigma} ({e})"),
             ),
             IkosSumError::Param(p) => p.into(),
-            e => Error::param("eps", "a value the IKOS sum supports", format!("{} ({e})", echo(eps))),
+            e => Error::param(
+                "eps",
+                "a value the IKOS sum supports",
+                format!("{} ({e})", echo(eps)),
+            ),
         })?;
     Ok(json(&IkosCalibration::of(&p.report()))?)
 }

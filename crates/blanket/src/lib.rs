@@ -11,6 +11,7 @@ pub mod accounting;
 pub mod analyzer;
 pub mod audit;
 pub mod calibrate;
+pub mod display;
 pub mod encode;
 pub mod field;
 pub mod params;

@@ -27,6 +27,7 @@
 //!   statement or witness (issue 9, item 4);
 //! - prover and verifier refuse the identity as public key.
 
+pub mod bayer_groth;
 mod proof;
 mod prover;
 mod verifier;

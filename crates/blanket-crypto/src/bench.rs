@@ -30,6 +30,7 @@ use rand_core::SeedableRng;
 use crate::dkg::{self, Dealer, DkgError, DkgParams, SecretShare};
 use crate::elgamal::{Ciphertext, Keypair};
 use crate::encoding::{self, MessageError};
+use crate::shuffle::bayer_groth::{self as bg, BgProof, CommitmentKey};
 use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof};
 use crate::submission::{self, SubmissionContext, SubmissionError};
 
@@ -184,41 +185,93 @@ struct Once {
     bytes: usize,
 }
 
+/// Which proof of shuffle to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProofKind {
+    /// Terelius-Wikstrom ([`shuffle::prove`]), linear size.
+    TereliusWikstrom,
+    /// Bayer-Groth ([`shuffle::bayer_groth::prove`]), `O(sqrt N)` size.
+    BayerGroth,
+}
+
+/// The one-time setup of either proof: `h_1..h_N` (Terelius-Wikstrom) or
+/// the commitment key `H, G_1..G_n` (Bayer-Groth).
+enum Setup {
+    Tw(Generators),
+    Bg(CommitmentKey),
+}
+
 fn run_once(
-    gens: &Generators,
+    setup: &Setup,
     kp: &Keypair,
     input: &[Ciphertext],
     rng: &mut ChaCha20Rng,
 ) -> Result<Once, ShuffleError> {
     let n = input.len();
     let t = Instant::now();
-    let (output, proof) = shuffle::shuffle_and_prove(gens, &kp.public, input, b"bench", rng)?;
-    let prove = ms_per(t, n);
-    let t = Instant::now();
-    let _ = shuffle::shuffle(&kp.public, input, rng);
+    let _ = shuffle::shuffle(&kp.public, input, &mut rng.clone());
     let shuffle_only = ms_per(t, n);
-    let bytes = proof.to_bytes();
-    let t = Instant::now();
-    let decoded = ShuffleProof::from_bytes(&bytes)?;
-    let decode = ms_per(t, n);
-    shuffle::verify(gens, &kp.public, input, &output, &decoded, b"bench")?;
-    let verify = ms_per(t, n);
-    Ok(Once {
-        prove,
-        shuffle_only,
-        verify,
-        decode,
-        bytes: bytes.len(),
-    })
+    match setup {
+        Setup::Tw(gens) => {
+            let t = Instant::now();
+            let (output, proof) =
+                shuffle::shuffle_and_prove(gens, &kp.public, input, b"bench", rng)?;
+            let prove = ms_per(t, n);
+            let bytes = proof.to_bytes();
+            let t = Instant::now();
+            let decoded = ShuffleProof::from_bytes(&bytes)?;
+            let decode = ms_per(t, n);
+            shuffle::verify(gens, &kp.public, input, &output, &decoded, b"bench")?;
+            let verify = ms_per(t, n);
+            Ok(Once {
+                prove,
+                shuffle_only,
+                verify,
+                decode,
+                bytes: bytes.len(),
+            })
+        }
+        Setup::Bg(ck) => {
+            let t = Instant::now();
+            let (output, proof) = bg::shuffle_and_prove(ck, &kp.public, input, b"bench", rng)?;
+            let prove = ms_per(t, n);
+            let bytes = proof.to_bytes();
+            let t = Instant::now();
+            let decoded = BgProof::from_bytes(&bytes)?;
+            let decode = ms_per(t, n);
+            bg::verify(ck, &kp.public, input, &output, &decoded, b"bench")?;
+            let verify = ms_per(t, n);
+            Ok(Once {
+                prove,
+                shuffle_only,
+                verify,
+                decode,
+                bytes: bytes.len(),
+            })
+        }
+    }
 }
 
-/// Measure one list size (`reps` >= 1 repetitions per mode).
+/// Measure one list size (`reps` >= 1 repetitions per mode), Terelius-Wikstrom.
 pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError> {
+    measure_shuffle_kind(ProofKind::TereliusWikstrom, n, reps)
+}
+
+/// Measure one list size with the given proof (`reps` >= 1 repetitions per
+/// mode).
+pub fn measure_shuffle_kind(
+    kind: ProofKind,
+    n: usize,
+    reps: usize,
+) -> Result<ShuffleBench, BenchError> {
     let reps = reps.max(1);
     let mut rng = ChaCha20Rng::seed_from_u64(0x0062_6c61_6e6b_6574);
     let kp = Keypair::generate(&mut rng);
     let t = Instant::now();
-    let gens = Generators::new(n);
+    let setup = match kind {
+        ProofKind::TereliusWikstrom => Setup::Tw(Generators::new(n)),
+        ProofKind::BayerGroth => Setup::Bg(CommitmentKey::for_len(n)?),
+    };
     let generators_ms_all = ms_per(t, n);
     // Public benchmark messages: the variable-time encoder is fine here.
     let input: Vec<Ciphertext> = (0..n as u64)
@@ -247,8 +300,8 @@ pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError
         }
         best.ok_or(BenchError::Shuffle(ShuffleError::Empty))
     };
-    let s = best(&mut || single.install(|| run_once(&gens, &kp, &input, &mut rng.clone())))?;
-    let a = best(&mut || run_once(&gens, &kp, &input, &mut rng.clone()))?;
+    let s = best(&mut || single.install(|| run_once(&setup, &kp, &input, &mut rng.clone())))?;
+    let a = best(&mut || run_once(&setup, &kp, &input, &mut rng.clone()))?;
     Ok(ShuffleBench {
         n,
         threads: rayon::current_num_threads(),
@@ -280,5 +333,8 @@ mod tests {
         assert_eq!(b.proof_bytes, 160 * 8 + 292);
         assert!(b.prove_ms_single > 0.0 && b.verify_ms_all > 0.0);
         assert!(b.threads >= 1);
+        let g = super::measure_shuffle_kind(super::ProofKind::BayerGroth, 8, 1).unwrap();
+        assert_eq!(Some(g.proof_bytes), crate::shuffle::bayer_groth::BgProof::encoded_len(8));
+        assert!(g.prove_ms_single > 0.0 && g.verify_ms_single > 0.0);
     }
 }

@@ -186,12 +186,16 @@ pub(crate) fn put_scalars(out: &mut Vec<u8>, ss: &[Scalar]) {
 pub(crate) struct Rd<'a> {
     pub(crate) r: Reader<'a>,
     pub(crate) idx: usize,
+    /// Kind of each element read so far (`true` for a point), for tests
+    /// that tamper with every element.
+    pub(crate) kinds: Vec<bool>,
 }
 
 impl Rd<'_> {
     pub(crate) fn pt(&mut self) -> Result<Pt, DecodeError> {
         let (p, c) = self.r.point(self.idx)?;
         self.idx += 1;
+        self.kinds.push(true);
         Ok(Pt { p, c })
     }
 
@@ -202,6 +206,7 @@ impl Rd<'_> {
     pub(crate) fn sc(&mut self) -> Result<Scalar, DecodeError> {
         let s = self.r.scalar(self.idx)?;
         self.idx += 1;
+        self.kinds.push(false);
         Ok(s)
     }
 

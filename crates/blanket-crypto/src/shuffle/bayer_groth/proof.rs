@@ -75,6 +75,12 @@ impl BgProof {
     /// non-canonical points and scalars (the error gives the element's index
     /// in wire order, points and scalars counted together).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::decode(bytes).map(|(p, _)| p)
+    }
+
+    /// Decode, and give the kind of every element in wire order (`true` for
+    /// a point).
+    pub(crate) fn decode(bytes: &[u8]) -> Result<(Self, Vec<bool>), DecodeError> {
         let mut r = Reader::new(bytes, WHAT);
         let len = r.u32()? as usize;
         if len == 0 || len > MAX_LIST_LEN {
@@ -98,18 +104,25 @@ impl BgProof {
                 got: bytes.len(),
             });
         }
-        let mut rd = Rd { r, idx: 0 };
+        let mut rd = Rd {
+            r,
+            idx: 0,
+            kinds: Vec::with_capacity(p + s),
+        };
         let c_a = rd.pts(arr.m)?;
         let c_b = rd.pts(arr.m)?;
         let product = ProductProof::read(&mut rd, arr.m, arr.n)?;
         let multi_exp = MultiExpProof::read(&mut rd, &arr.factors, arr.base_rows(), arr.n)?;
         rd.r.finish()?;
-        Ok(BgProof {
-            len,
-            c_a,
-            c_b,
-            product,
-            multi_exp,
-        })
+        Ok((
+            BgProof {
+                len,
+                c_a,
+                c_b,
+                product,
+                multi_exp,
+            },
+            rd.kinds,
+        ))
     }
 }

@@ -292,7 +292,6 @@ pub(crate) fn prove(
 pub(crate) fn verify(
     batch: &mut Batch,
     tr: &mut ProofTranscript,
-    pk: &PublicKey,
     input: &[Ciphertext],
     x_in: &[Scalar],
     output: &[Ciphertext],

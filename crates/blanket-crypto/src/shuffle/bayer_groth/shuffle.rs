@@ -233,7 +233,6 @@ pub fn verify(
     multi_exp::verify(
         &mut batch,
         &mut tr,
-        pk,
         input,
         &xs[..len],
         output,

@@ -18,7 +18,7 @@
 
 use anyhow::Result;
 use blanket_crypto::bench::{
-    measure_client, measure_dkg, measure_shuffle, measure_shuffle_kind, ProofKind, ShuffleBench,
+    measure_client, measure_dkg, measure_shuffle, measure_shuffle_kind, ProofSystem, ShuffleBench,
 };
 use serde_json::{json, Map, Value};
 
@@ -69,7 +69,7 @@ pub fn run(json: bool) -> Result<()> {
             eprintln!("measuring shuffle of {n} ciphertexts (Bayer-Groth) ...");
         }
         bg_rows.push(
-            measure_shuffle_kind(ProofKind::BayerGroth, n, reps)
+            measure_shuffle_kind(ProofSystem::BayerGroth, n, reps)
                 .map_err(|e| anyhow::anyhow!("Bayer-Groth shuffle bench n = {n}: {e}"))?,
         );
     }

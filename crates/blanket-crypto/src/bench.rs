@@ -31,6 +31,7 @@ use crate::dkg::{self, Dealer, DkgError, DkgParams, SecretShare};
 use crate::elgamal::{Ciphertext, Keypair};
 use crate::encoding::{self, MessageError};
 use crate::shuffle::bayer_groth::{self as bg, BgProof, CommitmentKey};
+pub use crate::shuffle::ProofSystem;
 use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof};
 use crate::submission::{self, SubmissionContext, SubmissionError};
 
@@ -185,15 +186,6 @@ struct Once {
     bytes: usize,
 }
 
-/// Which proof of shuffle to measure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProofKind {
-    /// Terelius-Wikstrom ([`shuffle::prove`]), linear size.
-    TereliusWikstrom,
-    /// Bayer-Groth ([`shuffle::bayer_groth::prove`]), `O(sqrt N)` size.
-    BayerGroth,
-}
-
 /// The one-time setup of either proof: `h_1..h_N` (Terelius-Wikstrom) or
 /// the commitment key `H, G_1..G_n` (Bayer-Groth).
 enum Setup {
@@ -254,13 +246,13 @@ fn run_once(
 
 /// Measure one list size (`reps` >= 1 repetitions per mode), Terelius-Wikstrom.
 pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError> {
-    measure_shuffle_kind(ProofKind::TereliusWikstrom, n, reps)
+    measure_shuffle_kind(ProofSystem::TereliusWikstrom, n, reps)
 }
 
 /// Measure one list size with the given proof (`reps` >= 1 repetitions per
 /// mode).
 pub fn measure_shuffle_kind(
-    kind: ProofKind,
+    kind: ProofSystem,
     n: usize,
     reps: usize,
 ) -> Result<ShuffleBench, BenchError> {
@@ -269,8 +261,8 @@ pub fn measure_shuffle_kind(
     let kp = Keypair::generate(&mut rng);
     let t = Instant::now();
     let setup = match kind {
-        ProofKind::TereliusWikstrom => Setup::Tw(Generators::new(n)),
-        ProofKind::BayerGroth => Setup::Bg(CommitmentKey::for_len(n)?),
+        ProofSystem::TereliusWikstrom => Setup::Tw(Generators::new(n)),
+        ProofSystem::BayerGroth => Setup::Bg(CommitmentKey::for_len(n)?),
     };
     let generators_ms_all = ms_per(t, n);
     // Public benchmark messages: the variable-time encoder is fine here.
@@ -333,7 +325,7 @@ mod tests {
         assert_eq!(b.proof_bytes, 160 * 8 + 292);
         assert!(b.prove_ms_single > 0.0 && b.verify_ms_all > 0.0);
         assert!(b.threads >= 1);
-        let g = super::measure_shuffle_kind(super::ProofKind::BayerGroth, 8, 1).unwrap();
+        let g = super::measure_shuffle_kind(super::ProofSystem::BayerGroth, 8, 1).unwrap();
         assert_eq!(Some(g.proof_bytes), crate::shuffle::bayer_groth::BgProof::encoded_len(8));
         assert!(g.prove_ms_single > 0.0 && g.verify_ms_single > 0.0);
     }

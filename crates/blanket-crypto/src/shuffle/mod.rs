@@ -30,10 +30,14 @@
 pub mod bayer_groth;
 mod proof;
 mod prover;
+mod system;
 mod verifier;
 
 pub use proof::ShuffleProof;
 pub use prover::{prove, shuffle, shuffle_and_prove, ShuffleWitness};
+pub use system::{
+    shuffle_and_prove_with, verify_with, AnyShuffleProof, ProofSystem, ShuffleSetup,
+};
 pub use verifier::verify;
 
 use curve25519_dalek::ristretto::{RistrettoBasepointTable, RistrettoPoint};

@@ -32,7 +32,7 @@ use crate::elgamal::{Ciphertext, Keypair};
 use crate::encoding::{self, MessageError};
 use crate::shuffle::bayer_groth::{self as bg, BgProof, CommitmentKey};
 pub use crate::shuffle::ProofSystem;
-use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof};
+use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof, ShuffleSetup};
 use crate::submission::{self, SubmissionContext, SubmissionError};
 
 /// Why a measurement could not run.
@@ -186,15 +186,8 @@ struct Once {
     bytes: usize,
 }
 
-/// The one-time setup of either proof: `h_1..h_N` (Terelius-Wikstrom) or
-/// the commitment key `H, G_1..G_n` (Bayer-Groth).
-enum Setup {
-    Tw(Generators),
-    Bg(CommitmentKey),
-}
-
 fn run_once(
-    setup: &Setup,
+    setup: &ShuffleSetup,
     kp: &Keypair,
     input: &[Ciphertext],
     rng: &mut ChaCha20Rng,
@@ -204,7 +197,7 @@ fn run_once(
     let _ = shuffle::shuffle(&kp.public, input, &mut rng.clone());
     let shuffle_only = ms_per(t, n);
     match setup {
-        Setup::Tw(gens) => {
+        ShuffleSetup::TereliusWikstrom(gens) => {
             let t = Instant::now();
             let (output, proof) =
                 shuffle::shuffle_and_prove(gens, &kp.public, input, b"bench", rng)?;
@@ -223,7 +216,7 @@ fn run_once(
                 bytes: bytes.len(),
             })
         }
-        Setup::Bg(ck) => {
+        ShuffleSetup::BayerGroth(ck) => {
             let t = Instant::now();
             let (output, proof) = bg::shuffle_and_prove(ck, &kp.public, input, b"bench", rng)?;
             let prove = ms_per(t, n);
@@ -261,8 +254,10 @@ pub fn measure_shuffle_kind(
     let kp = Keypair::generate(&mut rng);
     let t = Instant::now();
     let setup = match kind {
-        ProofSystem::TereliusWikstrom => Setup::Tw(Generators::new(n)),
-        ProofSystem::BayerGroth => Setup::Bg(CommitmentKey::for_len(n)?),
+        ProofSystem::TereliusWikstrom => {
+            ShuffleSetup::TereliusWikstrom(Box::new(Generators::new(n)))
+        }
+        ProofSystem::BayerGroth => ShuffleSetup::BayerGroth(CommitmentKey::for_len(n)?),
     };
     let generators_ms_all = ms_per(t, n);
     // Public benchmark messages: the variable-time encoder is fine here.
@@ -326,7 +321,10 @@ mod tests {
         assert!(b.prove_ms_single > 0.0 && b.verify_ms_all > 0.0);
         assert!(b.threads >= 1);
         let g = super::measure_shuffle_kind(super::ProofSystem::BayerGroth, 8, 1).unwrap();
-        assert_eq!(Some(g.proof_bytes), crate::shuffle::bayer_groth::BgProof::encoded_len(8));
+        assert_eq!(
+            Some(g.proof_bytes),
+            crate::shuffle::bayer_groth::BgProof::encoded_len(8)
+        );
         assert!(g.prove_ms_single > 0.0 && g.verify_ms_single > 0.0);
     }
 }

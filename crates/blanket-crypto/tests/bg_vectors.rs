@@ -15,7 +15,10 @@ use blanket_crypto::PublicKey;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
-const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/bayer_groth_v1.txt");
+const PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/vectors/bayer_groth_v1.txt"
+);
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -87,7 +90,8 @@ fn make(n: usize, seed: u64, context: &[u8]) -> (Case, Vec<Ciphertext>) {
         .map(|m| kp.public.encrypt(m * 7 + 1, &mut rng).unwrap())
         .collect();
     let ck = CommitmentKey::for_len(n).unwrap();
-    let (output, proof) = bg::shuffle_and_prove(&ck, &kp.public, &input, context, &mut rng).unwrap();
+    let (output, proof) =
+        bg::shuffle_and_prove(&ck, &kp.public, &input, context, &mut rng).unwrap();
     (
         Case {
             context: context.to_vec(),
@@ -110,7 +114,8 @@ fn generate() -> String {
     };
     line(
         "# blanket Bayer-Groth proof of shuffle test vectors",
-        "ChaCha20Rng::seed_from_u64(seed): keypair, encryptions of 7 i + 1, shuffle_and_prove".into(),
+        "ChaCha20Rng::seed_from_u64(seed): keypair, encryptions of 7 i + 1, shuffle_and_prove"
+            .into(),
     );
     for (tag, n, seed) in [("bg10", 10usize, 20_261_217u64), ("bg130", 130, 20_261_218)] {
         let ctx = format!("blanket/test-vector/{tag}");
@@ -143,7 +148,11 @@ fn generate() -> String {
                 + RISTRETTO_BASEPOINT_POINT;
             b[4..36].copy_from_slice(q.compress().as_bytes());
             neg.push(("first_point_plus_g", "proof", b));
-            neg.push(("other_context", "context", b"blanket/test-vector/other".to_vec()));
+            neg.push((
+                "other_context",
+                "context",
+                b"blanket/test-vector/other".to_vec(),
+            ));
             let other = Keypair::generate(&mut ChaCha20Rng::seed_from_u64(1));
             neg.push(("other_pk", "pk", other.public.to_bytes().to_vec()));
             let mut o = output.clone();
@@ -151,7 +160,11 @@ fn generate() -> String {
             neg.push(("outputs_swapped", "output", encode_ciphertexts(&o)));
             let mut o = output.clone();
             o[3] = Ciphertext::identity();
-            neg.push(("output_replaced_by_padding", "output", encode_ciphertexts(&o)));
+            neg.push((
+                "output_replaced_by_padding",
+                "output",
+                encode_ciphertexts(&o),
+            ));
             let mut o = output.clone();
             o.pop();
             neg.push(("output_dropped", "output", encode_ciphertexts(&o)));
@@ -186,7 +199,10 @@ fn bayer_groth_vectors_match_and_verify() {
     }
     let want = std::fs::read_to_string(PATH)
         .expect("test vector file (BLANKET_UPDATE_VECTORS=1 to create)");
-    assert_eq!(out, want, "Bayer-Groth proof changed: regenerate only if intended");
+    assert_eq!(
+        out, want,
+        "Bayer-Groth proof changed: regenerate only if intended"
+    );
 
     // Re-check every case from the file alone.
     let get = |k: &str| {

@@ -131,6 +131,9 @@ proptest! {
 fn unmutated_samples_roundtrip() {
     let s = samples();
     assert_eq!(BgProof::from_bytes(&s.bg).unwrap().to_bytes(), s.bg);
-    assert_eq!(BgProof::from_bytes(&s.bg_padded).unwrap().to_bytes(), s.bg_padded);
+    assert_eq!(
+        BgProof::from_bytes(&s.bg_padded).unwrap().to_bytes(),
+        s.bg_padded
+    );
     assert_eq!(ShuffleProof::from_bytes(&s.tw).unwrap().to_bytes(), s.tw);
 }

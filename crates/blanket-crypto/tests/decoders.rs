@@ -79,7 +79,8 @@ fn valid_samples() -> Vec<Vec<u8>> {
     let gens = Generators::new(3);
     let (_, proof) = shuffle::shuffle_and_prove(&gens, &kp.public, &cts, b"x", &mut rng).unwrap();
     let ck = CommitmentKey::for_len(3).unwrap();
-    let (_, bg_proof) = bayer_groth::shuffle_and_prove(&ck, &kp.public, &cts, b"x", &mut rng).unwrap();
+    let (_, bg_proof) =
+        bayer_groth::shuffle_and_prove(&ck, &kp.public, &cts, b"x", &mut rng).unwrap();
     let params = DkgParams::new(3, 2, b"decoders").unwrap();
     let dealers: Vec<Dealer> = (1..=3)
         .map(|i| Dealer::new(params, i, &mut rng).unwrap())

@@ -35,9 +35,7 @@ mod verifier;
 
 pub use proof::ShuffleProof;
 pub use prover::{prove, shuffle, shuffle_and_prove, ShuffleWitness};
-pub use system::{
-    shuffle_and_prove_with, verify_with, AnyShuffleProof, ProofSystem, ShuffleSetup,
-};
+pub use system::{shuffle_and_prove_with, verify_with, AnyShuffleProof, ProofSystem, ShuffleSetup};
 pub use verifier::verify;
 
 use curve25519_dalek::ristretto::{RistrettoBasepointTable, RistrettoPoint};

@@ -53,7 +53,7 @@ impl std::str::FromStr for ProofSystem {
 /// (Bayer-Groth). Keep one per run: deriving it costs about 8 us per
 /// generator.
 pub enum ShuffleSetup {
-    TereliusWikstrom(Generators),
+    TereliusWikstrom(Box<Generators>),
     BayerGroth(CommitmentKey),
 }
 
@@ -61,7 +61,9 @@ impl ShuffleSetup {
     /// The setup of `system` for lists of up to `max_len` ciphertexts.
     pub fn new(system: ProofSystem, max_len: usize) -> Result<Self, ShuffleError> {
         Ok(match system {
-            ProofSystem::TereliusWikstrom => ShuffleSetup::TereliusWikstrom(Generators::new(max_len)),
+            ProofSystem::TereliusWikstrom => {
+                ShuffleSetup::TereliusWikstrom(Box::new(Generators::new(max_len)))
+            }
             ProofSystem::BayerGroth => {
                 bayer_groth::Arrangement::for_len(max_len.max(1))?;
                 ShuffleSetup::BayerGroth(CommitmentKey::new(bg_columns_up_to(max_len)))
@@ -142,7 +144,9 @@ impl AnyShuffleProof {
             got: 0,
         })?;
         match tag {
-            1 => Ok(AnyShuffleProof::TereliusWikstrom(ShuffleProof::from_bytes(rest)?)),
+            1 => Ok(AnyShuffleProof::TereliusWikstrom(ShuffleProof::from_bytes(
+                rest,
+            )?)),
             2 => Ok(AnyShuffleProof::BayerGroth(BgProof::from_bytes(rest)?)),
             tag => Err(DecodeError::UnknownVersion { what: WHAT, tag }),
         }

@@ -109,16 +109,11 @@ impl Arrangement {
         let mut factors = Vec::new();
         let mut cur = m;
         while cur > 4 {
-            let mu = if cur % 4 == 0 { 4 } else { 2 };
+            let mu = if cur.is_multiple_of(4) { 4 } else { 2 };
             factors.push(mu);
             cur /= mu;
         }
-        Ok(Arrangement {
-            len,
-            m,
-            n,
-            factors,
-        })
+        Ok(Arrangement { len, m, n, factors })
     }
 
     /// `m n`, the padded length.
@@ -158,10 +153,7 @@ impl Pt {
 
 pub(crate) fn pts(ps: Vec<RistrettoPoint>) -> Vec<Pt> {
     let enc = crate::transcript::compress_all(&ps);
-    ps.into_iter()
-        .zip(enc)
-        .map(|(p, c)| Pt { p, c })
-        .collect()
+    ps.into_iter().zip(enc).map(|(p, c)| Pt { p, c }).collect()
 }
 
 pub(crate) fn append_pts(tr: &mut ProofTranscript, label: &'static [u8], ps: &[Pt]) {
@@ -286,7 +278,8 @@ impl<'a> Batch<'a> {
         self.scalars.push(self.pk);
         self.points.push(*pk);
         self.scalars.extend_from_slice(&self.gens);
-        self.points.extend_from_slice(&self.ck.gs()[..self.gens.len()]);
+        self.points
+            .extend_from_slice(&self.ck.gs()[..self.gens.len()]);
         let total = crate::msm::vartime_msm(&self.scalars, &self.points);
         total.is_identity()
     }

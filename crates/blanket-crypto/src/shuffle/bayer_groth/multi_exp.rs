@@ -119,7 +119,11 @@ impl MultiExpProof {
 /// `sum over pairs of row^(a)` as a ciphertext, one variable-time
 /// multi-scalar multiplication per component. Ciphertexts past `out.len()`
 /// are padding (the identity) and are skipped.
-fn diag(out: &[Ciphertext], n: usize, pairs: &[(&Row, &[Scalar])]) -> (RistrettoPoint, RistrettoPoint) {
+fn diag(
+    out: &[Ciphertext],
+    n: usize,
+    pairs: &[(&Row, &[Scalar])],
+) -> (RistrettoPoint, RistrettoPoint) {
     let mut sc = Vec::new();
     let mut p1 = Vec::new();
     let mut p2 = Vec::new();
@@ -142,7 +146,12 @@ fn diag(out: &[Ciphertext], n: usize, pairs: &[(&Row, &[Scalar])]) -> (Ristretto
 }
 
 /// `Enc(b G; tau) + (d1, d2)`.
-fn enc_plus(pk: &PublicKey, b: &Scalar, tau: &Scalar, d: (RistrettoPoint, RistrettoPoint)) -> [RistrettoPoint; 2] {
+fn enc_plus(
+    pk: &PublicKey,
+    b: &Scalar,
+    tau: &Scalar,
+    d: (RistrettoPoint, RistrettoPoint),
+) -> [RistrettoPoint; 2] {
     [tau * G_TABLE + d.0, b * G_TABLE + tau * pk.point() + d.1]
 }
 
@@ -202,7 +211,10 @@ pub(crate) fn prove(
             })
             .collect();
         let e = pts(e.into_iter().flatten().collect());
-        let c_b = pts(ks.iter().map(|&k| ck.commit_scalar(&bk[k], &sk[k])).collect());
+        let c_b = pts(ks
+            .iter()
+            .map(|&k| ck.commit_scalar(&bk[k], &sk[k]))
+            .collect());
         append_pts(tr, b"multi-exp/reduction/E", &e);
         append_pts(tr, b"multi-exp/reduction/c_b", &c_b);
         let x = tr.challenge_scalar(b"multi-exp/reduction/x");
@@ -258,7 +270,10 @@ pub(crate) fn prove(
         })
         .collect();
     let c_a0 = Pt::new(ck.commit(&a0, &r0));
-    let c_b = pts(ks.iter().map(|&k| ck.commit_scalar(&bk[k], &sk[k])).collect());
+    let c_b = pts(ks
+        .iter()
+        .map(|&k| ck.commit_scalar(&bk[k], &sk[k]))
+        .collect());
     let e = pts(e.into_iter().flatten().collect());
     append_pts(tr, b"multi-exp/c_A0", std::slice::from_ref(&c_a0));
     append_pts(tr, b"multi-exp/c_B", &c_b);
@@ -310,7 +325,10 @@ pub(crate) fn verify(
     let mut lambda = Scalar::ONE;
     let mut t = [RistrettoPoint::identity(); 2];
     for (&mu, red) in factors.iter().zip(&p.reductions) {
-        if red.e.len() != 2 * (2 * mu - 2) || red.c_b.len() != 2 * mu - 2 || rows.len() % mu != 0 {
+        if red.e.len() != 2 * (2 * mu - 2)
+            || red.c_b.len() != 2 * mu - 2
+            || !rows.len().is_multiple_of(mu)
+        {
             return Err(ShuffleError::VerificationFailed);
         }
         append_pts(tr, b"multi-exp/reduction/E", &red.e);

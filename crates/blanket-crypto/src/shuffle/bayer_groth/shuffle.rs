@@ -25,7 +25,10 @@ use rand_core::{CryptoRng, OsRng, RngCore};
 use rayon::prelude::*;
 use zeroize::Zeroizing;
 
-use super::{append_pts, multi_exp, powers, product, pts, Arrangement, Batch, BgProof, CommitmentKey, BG_DOMAIN};
+use super::{
+    append_pts, multi_exp, powers, product, pts, Arrangement, Batch, BgProof, CommitmentKey,
+    BG_DOMAIN,
+};
 use crate::elgamal::{Ciphertext, PublicKey};
 use crate::shuffle::{ShuffleError, ShuffleWitness};
 use crate::transcript::ProofTranscript;

@@ -12,7 +12,13 @@ use rand_core::SeedableRng;
 const CTX: &[u8] = b"test/session-1/round-3";
 const FAIL: Result<(), ShuffleError> = Err(ShuffleError::VerificationFailed);
 
-type Setup = (ChaCha20Rng, Keypair, CommitmentKey, Vec<u64>, Vec<Ciphertext>);
+type Setup = (
+    ChaCha20Rng,
+    Keypair,
+    CommitmentKey,
+    Vec<u64>,
+    Vec<Ciphertext>,
+);
 
 fn setup(n: usize, seed: u64) -> Setup {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -44,7 +50,10 @@ fn honest(n: usize, seed: u64) -> Honest {
 #[test]
 fn arrangement_rule() {
     let a = Arrangement::for_len(10_000).unwrap();
-    assert_eq!((a.m, a.n, a.factors.clone(), a.base_rows()), (64, 157, vec![4, 4], 4));
+    assert_eq!(
+        (a.m, a.n, a.factors.clone(), a.base_rows()),
+        (64, 157, vec![4, 4], 4)
+    );
     assert_eq!(a.padded_len(), 10_048);
     let a = Arrangement::for_len(1).unwrap();
     assert_eq!((a.m, a.n, a.padded_len()), (1, 2, 2));
@@ -192,22 +201,34 @@ fn replay_against_other_key_list_or_context_fails() {
     let proof = prove(&ck, &kp.public, &input, &output, &w, CTX, &mut rng).unwrap();
     verify(&ck, &kp.public, &input, &output, &proof, CTX).unwrap();
     let other = Keypair::generate(&mut rng);
-    assert_eq!(verify(&ck, &other.public, &input, &output, &proof, CTX), FAIL);
+    assert_eq!(
+        verify(&ck, &other.public, &input, &output, &proof, CTX),
+        FAIL
+    );
     let mut input2 = input.clone();
     input2[0] = kp.public.rerandomize(&input2[0], &mut rng);
     assert_eq!(verify(&ck, &kp.public, &input2, &output, &proof, CTX), FAIL);
     let mut input3 = input.clone();
     input3.swap(0, 1);
     assert_eq!(verify(&ck, &kp.public, &input3, &output, &proof, CTX), FAIL);
-    assert_eq!(verify(&ck, &kp.public, &input, &output, &proof, b"other"), FAIL);
+    assert_eq!(
+        verify(&ck, &kp.public, &input, &output, &proof, b"other"),
+        FAIL
+    );
     let mut output2 = output.clone();
     output2.swap(3, 4);
-    assert_eq!(verify(&ck, &kp.public, &input2, &output2, &proof, CTX), FAIL);
+    assert_eq!(
+        verify(&ck, &kp.public, &input2, &output2, &proof, CTX),
+        FAIL
+    );
     assert_eq!(verify(&ck, &kp.public, &input, &output2, &proof, CTX), FAIL);
     // A proof for another list of the same length.
     let (_, kp_b, _, input_b, output_b, w_b) = honest(10, 70);
     let proof_b = prove(&ck, &kp_b.public, &input_b, &output_b, &w_b, CTX, &mut rng).unwrap();
-    assert_eq!(verify(&ck, &kp.public, &input, &output, &proof_b, CTX), FAIL);
+    assert_eq!(
+        verify(&ck, &kp.public, &input, &output, &proof_b, CTX),
+        FAIL
+    );
 }
 
 /// Every element of the proof, point or scalar, changed in turn.
@@ -317,7 +338,14 @@ fn argument_errors() {
         Some(ShuffleError::NotEnoughGenerators { have: 2, need: 5 })
     );
     assert_eq!(
-        verify(&small, &kp.public, &input, &output, &prove(&ck, &kp.public, &input, &output, &w, CTX, &mut rng).unwrap(), CTX),
+        verify(
+            &small,
+            &kp.public,
+            &input,
+            &output,
+            &prove(&ck, &kp.public, &input, &output, &w, CTX, &mut rng).unwrap(),
+            CTX
+        ),
         Err(ShuffleError::NotEnoughGenerators { have: 2, need: 5 })
     );
     assert_eq!(

@@ -1,4 +1,4 @@
-//! Pedersen vector commitments (BG12 section 2, "Generalized Pedersen
+//! Pedersen vector commitments (BG12, preliminaries, "generalized Pedersen
 //! commitment"; SP `GetCommitment`, `GetCommitmentVector`):
 //! `com(a_1..a_k; r) = r H + sum_l a_l G_l` for `k <= n`, perfectly hiding
 //! and computationally binding when nobody knows a discrete-log relation

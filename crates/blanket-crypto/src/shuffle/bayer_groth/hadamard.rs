@@ -1,4 +1,4 @@
-//! Hadamard product argument (BG12 section 5.1; SP `GenHadamardArgument` /
+//! Hadamard product argument (BG12, "Hadamard product argument"; SP `GenHadamardArgument` /
 //! `VerifyHadamardArgument`): given `c_A_i = com(a_i; r_i)`, `i = 1..m`
 //! (`m >= 2`), and `c_b = com(b; s)`, prove `b = a_1 o a_2 o ... o a_m`
 //! (entry-wise product).

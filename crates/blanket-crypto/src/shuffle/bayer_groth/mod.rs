@@ -3,30 +3,32 @@
 //!
 //! Construction: S. Bayer and J. Groth, "Efficient Zero-Knowledge Argument
 //! for Correctness of a Shuffle", EUROCRYPT 2012 (cited below as *BG12*, by
-//! section), in the structure of the Swiss Post e-voting "Crypto-primitives
+//! the name of the argument), in the structure of the Swiss Post e-voting "Crypto-primitives
 //! Specification", section "Mix net" (cited as *SP*, by algorithm name:
 //! `GenShuffleArgument`, `GenMultiExponentiationArgument`,
 //! `GenProductArgument`, `GenHadamardArgument`, `GenZeroArgument`,
 //! `GenSingleValueProductArgument` and their `Verify...` counterparts), over
 //! ristretto255 with the ElGamal of [`crate::elgamal`] (one message element
-//! per ciphertext). Written from the paper and the pseudo-code; no public
+//! per ciphertext). Written from the paper's protocols, with every
+//! verification equation re-derived (docs/crypto.md, "The Bayer-Groth proof
+//! of shuffle"); the SP algorithm names are given for orientation. No public
 //! implementation was copied.
 //!
 //! One module per argument:
 //! - [`commitment`]: Pedersen vector commitments with nothing-up-my-sleeve
-//!   generators (BG12 section 2.3);
-//! - `multi_exp`: the multi-exponentiation argument (BG12 section 4), with the
-//!   row-reduction of BG12 section 5.3 ("trading computation for
-//!   interaction");
-//! - `product`: the product argument (BG12 section 5), made of
-//!   - `hadamard`: the Hadamard product argument (BG12 section 5.1),
-//!   - `zero`: the zero argument (BG12 section 5.2),
+//!   generators (BG12, preliminaries);
+//! - `multi_exp`: the multi-exponentiation argument (BG12, "multi-exponentiation
+//!   argument"), with a row reduction after the paper's "trading computation
+//!   for interaction";
+//! - `product`: the product argument (BG12, "product argument"), made of
+//!   - `hadamard`: the Hadamard product argument (BG12, "Hadamard product argument"),
+//!   - `zero`: the zero argument (BG12, "zero argument"),
 //!   - `single_value_product`: the single value product argument
-//!     (BG12 section 5.3);
-//! - `shuffle`: the shuffle argument itself (BG12 section 3).
+//!     (BG12, "single value product argument");
+//! - `shuffle`: the shuffle argument itself (BG12, "shuffle argument").
 //!
 //! Arrangement (blanket's rule, [`Arrangement`]): the `N` ciphertexts are
-//! arranged in `m` rows of `n` (BG12 section 3: `N = mn`). `m` is the
+//! arranged in `m` rows of `n` (BG12, shuffle argument: `N = mn`). `m` is the
 //! largest power of two with `2 m^2 <= N`, and `n = max(ceil(N / m), 2)`;
 //! when `m n > N` both lists are padded with `m n - N` copies of the trivial
 //! encryption of the identity `(0, 0)`, which the shuffler maps to
@@ -80,7 +82,7 @@ pub struct Arrangement {
     /// Columns (length of each committed vector).
     pub n: usize,
     /// Factors `mu` of the successive row reductions of the
-    /// multi-exponentiation argument (BG12 section 5.3); their product
+    /// multi-exponentiation argument (BG12, "single value product argument"); their product
     /// divides `m`, and `m / prod` rows remain for the base argument.
     pub factors: Vec<usize>,
 }

@@ -1,4 +1,4 @@
-//! Multi-exponentiation argument (BG12 section 4; SP
+//! Multi-exponentiation argument (BG12, "multi-exponentiation argument"; SP
 //! `GenMultiExponentiationArgument` / `VerifyMultiExponentiationArgument`).
 //!
 //! Statement: ciphertext rows `C_1..C_m` (each `n` ciphertexts), a
@@ -9,7 +9,7 @@
 //! `b = 0`, `s = 0` (`c_b` the identity); the generalisation to a committed
 //! `b` is what the row reduction below produces.
 //!
-//! Row reduction (BG12 section 4, "trading computation for interaction";
+//! Row reduction (after BG12, "trading computation for interaction";
 //! blanket applies it with the factors of [`super::Arrangement`]): with
 //! `mu | m`, rows and exponents are grouped in `m / mu` blocks of `mu`. The
 //! prover sends, for `k = 0..2mu-2`, `k != mu-1`,
@@ -22,7 +22,7 @@
 //! `sum_blk C''_blk^(a''_blk) = sum_k x^k (E_k - Enc(b_k G; tau_k))` (the
 //! diagonal `i = j` gives the coefficient `x^(mu-1)`).
 //!
-//! Base argument (BG12 section 4, `m` rows left): random `a_0`, `r_0`, and
+//! Base argument (BG12, multi-exponentiation argument, `m` rows left): random `a_0`, `r_0`, and
 //! for `k = 0..2m-1`, `k != m`, random `b_k, s_k, tau_k`;
 //! `E_k = Enc(b_k G; tau_k) + sum_(i=1..m, j=0..m, j = k-m+i) C_i^(a_j)`,
 //! `E_m = C`, `c_B_m = c_b`; challenge `x`; responses

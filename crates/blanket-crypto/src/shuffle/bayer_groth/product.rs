@@ -1,4 +1,4 @@
-//! Product argument (BG12 section 5, opening; SP `GenProductArgument` /
+//! Product argument (BG12, "product argument"; SP `GenProductArgument` /
 //! `VerifyProductArgument`): given `c_A_i = com(a_i; r_i)`, `i = 1..m`, and
 //! a public `b`, prove `prod_(i,l) a_(i,l) = b`.
 //!

@@ -1,4 +1,4 @@
-//! The shuffle argument (BG12 section 3; SP `GenShuffleArgument` /
+//! The shuffle argument (BG12, "shuffle argument"; SP `GenShuffleArgument` /
 //! `VerifyShuffleArgument`), non-interactive by a merlin transcript.
 //!
 //! Statement: `pk`, input `C_0..C_(N-1)`, output `C'_0..C'_(N-1)`, context.

@@ -1,4 +1,4 @@
-//! Single value product argument (BG12 section 5.3; SP
+//! Single value product argument (BG12, "single value product argument"; SP
 //! `GenSingleValueProductArgument` / `VerifySingleValueProductArgument`):
 //! given `c_a = com(a; r)` with `a` of length `n >= 2` and a public `b`,
 //! prove `prod_l a_l = b`.
@@ -66,7 +66,7 @@ pub(crate) fn prove(
         acc *= x;
         bp.push(acc);
     }
-    // Step 1 (BG12 5.3): d random, r_d random; delta_1 = d_1, delta_n = 0,
+    // Step 1 (BG12, single value product argument): d random, r_d random; delta_1 = d_1, delta_n = 0,
     // delta_2..delta_(n-1) random; s_0, s_x random.
     let d = random_vec(rng, n);
     let r_d = Scalar::random(rng);
@@ -102,7 +102,7 @@ pub(crate) fn prove(
     }
 }
 
-/// Verify (BG12 5.3, verification): with the challenge `x`,
+/// Verify (BG12, single value product argument, verification): with the challenge `x`,
 /// `x c_a + c_d = com(a~; r~)`,
 /// `x c_Delta + c_delta = com(x b~_(k+1) - b~_k a~_(k+1) for k = 1..n-1; s~)`,
 /// `b~_1 = a~_1` and `b~_n = x b`. The two group equations go to `batch`.

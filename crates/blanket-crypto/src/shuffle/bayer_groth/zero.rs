@@ -1,7 +1,7 @@
-//! Zero argument (BG12 section 5.2; SP `GenZeroArgument` /
+//! Zero argument (BG12, "zero argument"; SP `GenZeroArgument` /
 //! `VerifyZeroArgument`): given commitments `c_A_i = com(a_i; r_i)` and
 //! `c_B_i = com(b_i; s_i)`, `i = 1..m`, prove `sum_i a_i *_y b_i = 0` for the
-//! bilinear map `a *_y b = sum_l a_l b_l y^l` (BG12 section 5.1).
+//! bilinear map `a *_y b = sum_l a_l b_l y^l` (BG12, Hadamard product argument).
 //!
 //! Indexing (blanket's, equivalent to the paper's up to renaming): the
 //! prover adds a random `a_0` in front of the `a`s and a random `b_(m+1)`
@@ -177,7 +177,7 @@ pub(crate) fn prove(
     }
 }
 
-/// Verify (BG12 5.2, verification): with the challenge `x`,
+/// Verify (BG12, zero argument, verification): with the challenge `x`,
 /// `sum_(i=0..m) x^i c_A_i = com(a'; r')`,
 /// `sum_(j=1..m+1) x^(m+1-j) c_B_j = com(b'; s')`,
 /// `sum_(k=0..2m) x^k c_D_k = com(a' *_y b'; t')` with `c_D_(m+1) = 0`

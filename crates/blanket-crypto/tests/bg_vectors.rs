@@ -1,7 +1,7 @@
 //! Checked-in test vectors for the Bayer-Groth proof of shuffle (issue 17):
-//! `bg10.*` (N = 10: two rows of five, Hadamard argument, no row
-//! reduction) with positive and negative cases, and `bg130.*` (N = 130:
-//! eight rows of 17, padded by 6, one row reduction by 4) with a positive and
+//! `bg10.*` (N = 10: two rows of five, Hadamard argument, one row
+//! halving) with positive and negative cases, and `bg130.*` (N = 130:
+//! eight rows of 17, padded by 6, three row halvings) with a positive and
 //! a negative case. Each negative case replaces one field of the statement
 //! or the proof and records the result a verifier must give. Regenerate with
 //! `BLANKET_UPDATE_VECTORS=1` only on an intended change; the test then

@@ -26,6 +26,11 @@
 //!   prover, so a repeated RNG state never repeats them for another
 //!   statement or witness (issue 9, item 4);
 //! - prover and verifier refuse the identity as public key.
+//!
+//! [`bayer_groth`] is the other proof of the same statement (issue 17), of
+//! size `O(sqrt N)`; [`ProofSystem`], [`ShuffleSetup`], [`AnyShuffleProof`],
+//! [`shuffle_and_prove_with`] and [`verify_with`] choose between the two at
+//! run time.
 
 pub mod bayer_groth;
 mod proof;

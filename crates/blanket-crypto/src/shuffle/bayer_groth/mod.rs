@@ -82,8 +82,9 @@ pub struct Arrangement {
     /// Columns (length of each committed vector).
     pub n: usize,
     /// Factors `mu` of the successive row reductions of the
-    /// multi-exponentiation argument (BG12, "single value product argument"); their product
-    /// divides `m`, and `m / prod` rows remain for the base argument.
+    /// multi-exponentiation argument (after BG12, "trading computation for
+    /// interaction"): `log2 m` halvings, so one row remains for the base
+    /// argument.
     pub factors: Vec<usize>,
 }
 
@@ -105,16 +106,12 @@ impl Arrangement {
             m *= 2;
         }
         let n = len.div_ceil(m).max(2);
-        // Reduce by 4 (or 2) while more than 4 rows remain: each reduction
-        // costs the prover about 2 (mu - 1) N exponentiations, the base
-        // argument 2 m' N (blanket's choice, see docs/crypto.md).
-        let mut factors = Vec::new();
-        let mut cur = m;
-        while cur > 4 {
-            let mu = if cur.is_multiple_of(4) { 4 } else { 2 };
-            factors.push(mu);
-            cur /= mu;
-        }
+        // Halve the rows down to one: a reduction by `mu` costs the prover
+        // about 2 (mu - 1) N exponentiations and the base argument on m'
+        // rows 2 m' N, so halving (2 N per level, 2 N for the base) is the
+        // cheapest schedule, and each level adds only 6 group elements
+        // (blanket's choice, see docs/crypto.md).
+        let factors = vec![2; m.trailing_zeros() as usize];
         Ok(Arrangement { len, m, n, factors })
     }
 

@@ -19,7 +19,7 @@ const WHAT: &str = "bayer-groth proof";
 /// `c_d c_delta c_Delta | a~[n] | b~[n] | r~ s~`, and the multi-exponentiation
 /// argument is, per reduction `mu`, `E[2mu-2] (c1 c2 each) | c_b[2mu-2]`, then
 /// `c_A_0 | c_B[2m'-1] | E[2m'-1] (c1 c2 each) | a[n] | r b s tau`.
-/// Size: see [`BgProof::encoded_len`] (37,636 bytes for `N = 10,000`).
+/// Size: see [`BgProof::encoded_len`] (37,060 bytes for `N = 10,000`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BgProof {
     pub(crate) len: usize,

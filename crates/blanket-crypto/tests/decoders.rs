@@ -12,7 +12,7 @@ use blanket_crypto::elgamal::{
 };
 use blanket_crypto::schnorr::SchnorrProof;
 use blanket_crypto::shuffle::bayer_groth::{self, BgProof, CommitmentKey};
-use blanket_crypto::shuffle::{self, Generators, ShuffleProof};
+use blanket_crypto::shuffle::{self, AnyShuffleProof, Generators, ShuffleProof};
 use blanket_crypto::submission::{encrypt_with_proof, ClientSubmission, SubmissionContext};
 use blanket_crypto::threshold::PartialDecryption;
 use rand_chacha::ChaCha20Rng;
@@ -66,6 +66,9 @@ fn decoders() -> Vec<(&'static str, Decoder)> {
         ("bayer-groth proof", |b| {
             BgProof::from_bytes(b).ok().map(|p| p.to_bytes())
         }),
+        ("tagged shuffle proof", |b| {
+            AnyShuffleProof::from_bytes(b).ok().map(|p| p.to_bytes())
+        }),
     ]
 }
 
@@ -110,6 +113,7 @@ fn valid_samples() -> Vec<Vec<u8>> {
         dealings[0].proof.to_bytes().to_vec(),
         sub.to_bytes().to_vec(),
         bg_proof.to_bytes(),
+        AnyShuffleProof::BayerGroth(bg_proof.clone()).to_bytes(),
     ]
 }
 

@@ -8,13 +8,18 @@
 //! Each figure is the best of several runs (10 runs at n = 100, 3 at 1,000,
 //! 1 at 10,000).
 //!
+//! The same figures for the Bayer-Groth proof (issue 17) under the keys
+//! `shuffle_N_bg`.
+//!
 //! Also (issue 9): a client's `encrypt_with_proof` and the relay's
 //! `verify_submission` in microseconds, and one key-committee member's DKG
 //! computation (deal with proof of knowledge, verify all dealings and
 //! shares, derive the keys) for a 10-of-20 committee, one thread.
 
 use anyhow::Result;
-use blanket_crypto::bench::{measure_client, measure_dkg, measure_shuffle, ShuffleBench};
+use blanket_crypto::bench::{
+    measure_client, measure_dkg, measure_shuffle, measure_shuffle_kind, ProofSystem, ShuffleBench,
+};
 use serde_json::{json, Map, Value};
 
 const SIZES: [(usize, usize); 3] = [(100, 10), (1_000, 3), (10_000, 1)];
@@ -58,6 +63,16 @@ pub fn run(json: bool) -> Result<()> {
             measure_shuffle(n, reps).map_err(|e| anyhow::anyhow!("shuffle bench n = {n}: {e}"))?,
         );
     }
+    let mut bg_rows = Vec::new();
+    for (n, reps) in SIZES {
+        if !json {
+            eprintln!("measuring shuffle of {n} ciphertexts (Bayer-Groth) ...");
+        }
+        bg_rows.push(
+            measure_shuffle_kind(ProofSystem::BayerGroth, n, reps)
+                .map_err(|e| anyhow::anyhow!("Bayer-Groth shuffle bench n = {n}: {e}"))?,
+        );
+    }
     if !json {
         eprintln!("measuring client submissions and the DKG ...");
     }
@@ -68,6 +83,9 @@ pub fn run(json: bool) -> Result<()> {
         let mut obj = Map::new();
         for b in &rows {
             obj.insert(format!("shuffle_{}", b.n), row_json(b));
+        }
+        for b in &bg_rows {
+            obj.insert(format!("shuffle_{}_bg", b.n), row_json(b));
         }
         obj.insert(
             "client_encrypt_with_proof_us".into(),
@@ -94,6 +112,8 @@ pub fn run(json: bool) -> Result<()> {
             json!({
                 "prove": "shuffle_and_prove: re-randomize, permute and prove (Terelius-Wikstrom, Haenni et al.)",
                 "verify": "ShuffleProof::from_bytes + verify (one batched multi-scalar multiplication)",
+                "shuffle_N_bg": "the same figures for the Bayer-Groth proof (shuffle::bayer_groth: shuffle_and_prove, BgProof::from_bytes + verify); its generators are the commitment key H, G_1..G_n (n about sqrt(2N))",
+                "target_bg_10000": "proof_bytes <= 50,000; prove <= 0.5 and verify <= 0.3 ms per ciphertext, one thread",
                 "generators": "one-time derivation of h_1..h_n, excluded from prove and verify",
                 "client_encrypt_with_proof": "encode (constant number of attempts) + ElGamal + Schnorr proof of knowledge of the randomness, one thread",
                 "client_verify_submission": "the relay's check of one submission's proof",
@@ -135,6 +155,19 @@ pub fn run(json: bool) -> Result<()> {
          single-thread at n = 10,000; reference Rust implementation {REFERENCE_PROVE_MS} / {REFERENCE_VERIFY_MS} ms; \
          paper: 2-3 s per shuffling client at n = 10,000."
     );
+    println!("Bayer-Groth proof, ms per ciphertext");
+    for b in &bg_rows {
+        println!(
+            "{:>7}  {:>12.4}  {:>12.4}  {:>12.4}  {:>12.4}  {:>12}  {:>9.2}s",
+            b.n,
+            b.prove_ms_single,
+            b.verify_ms_single,
+            b.prove_ms_all,
+            b.verify_ms_all,
+            b.proof_bytes,
+            b.prove_ms_single * b.n as f64 / 1e3
+        );
+    }
     if let Some(b) = rows.last() {
         println!(
             "n = {}: of prove, re-randomize + permute {:.4} ms; of verify, proof decoding {:.4} ms; \

@@ -1,9 +1,11 @@
-//! Criterion benchmarks of the verifiable shuffle and threshold decryption
+//! Criterion benchmarks of the verifiable shuffle (Terelius-Wikstrom and
+//! Bayer-Groth proofs) and threshold decryption
 //! (`cargo bench -p blanket-crypto`). The headline figures at n = 10,000 come
 //! from `blanket bench crypto`.
 
 use blanket_crypto::dkg::{self, Dealer, DkgParams};
 use blanket_crypto::elgamal::{Ciphertext, Keypair};
+use blanket_crypto::shuffle::bayer_groth::{self, BgProof, CommitmentKey};
 use blanket_crypto::shuffle::{self, Generators, ShuffleProof};
 use blanket_crypto::submission::{encrypt_with_proof, verify_submission, SubmissionContext};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -37,6 +39,21 @@ fn bench_shuffle(c: &mut Criterion) {
             b.iter(|| {
                 let p = ShuffleProof::from_bytes(&bytes).unwrap();
                 shuffle::verify(&gens, &kp.public, &input, &output, &p, b"bench").unwrap()
+            })
+        });
+        let ck = CommitmentKey::for_len(n).unwrap();
+        g.bench_with_input(BenchmarkId::new("bg_shuffle_and_prove", n), &n, |b, _| {
+            b.iter(|| {
+                bayer_groth::shuffle_and_prove(&ck, &kp.public, &input, b"bench", &mut rng).unwrap()
+            })
+        });
+        let (output, proof) =
+            bayer_groth::shuffle_and_prove(&ck, &kp.public, &input, b"bench", &mut rng).unwrap();
+        let bytes = proof.to_bytes();
+        g.bench_with_input(BenchmarkId::new("bg_decode_and_verify", n), &n, |b, _| {
+            b.iter(|| {
+                let p = BgProof::from_bytes(&bytes).unwrap();
+                bayer_groth::verify(&ck, &kp.public, &input, &output, &p, b"bench").unwrap()
             })
         });
     }

@@ -30,7 +30,9 @@ use rand_core::SeedableRng;
 use crate::dkg::{self, Dealer, DkgError, DkgParams, SecretShare};
 use crate::elgamal::{Ciphertext, Keypair};
 use crate::encoding::{self, MessageError};
-use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof};
+use crate::shuffle::bayer_groth::{self as bg, BgProof, CommitmentKey};
+pub use crate::shuffle::ProofSystem;
+use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof, ShuffleSetup};
 use crate::submission::{self, SubmissionContext, SubmissionError};
 
 /// Why a measurement could not run.
@@ -185,40 +187,78 @@ struct Once {
 }
 
 fn run_once(
-    gens: &Generators,
+    setup: &ShuffleSetup,
     kp: &Keypair,
     input: &[Ciphertext],
     rng: &mut ChaCha20Rng,
 ) -> Result<Once, ShuffleError> {
     let n = input.len();
     let t = Instant::now();
-    let (output, proof) = shuffle::shuffle_and_prove(gens, &kp.public, input, b"bench", rng)?;
-    let prove = ms_per(t, n);
-    let t = Instant::now();
-    let _ = shuffle::shuffle(&kp.public, input, rng);
+    let _ = shuffle::shuffle(&kp.public, input, &mut rng.clone());
     let shuffle_only = ms_per(t, n);
-    let bytes = proof.to_bytes();
-    let t = Instant::now();
-    let decoded = ShuffleProof::from_bytes(&bytes)?;
-    let decode = ms_per(t, n);
-    shuffle::verify(gens, &kp.public, input, &output, &decoded, b"bench")?;
-    let verify = ms_per(t, n);
-    Ok(Once {
-        prove,
-        shuffle_only,
-        verify,
-        decode,
-        bytes: bytes.len(),
-    })
+    match setup {
+        ShuffleSetup::TereliusWikstrom(gens) => {
+            let t = Instant::now();
+            let (output, proof) =
+                shuffle::shuffle_and_prove(gens, &kp.public, input, b"bench", rng)?;
+            let prove = ms_per(t, n);
+            let bytes = proof.to_bytes();
+            let t = Instant::now();
+            let decoded = ShuffleProof::from_bytes(&bytes)?;
+            let decode = ms_per(t, n);
+            shuffle::verify(gens, &kp.public, input, &output, &decoded, b"bench")?;
+            let verify = ms_per(t, n);
+            Ok(Once {
+                prove,
+                shuffle_only,
+                verify,
+                decode,
+                bytes: bytes.len(),
+            })
+        }
+        ShuffleSetup::BayerGroth(ck) => {
+            let t = Instant::now();
+            let (output, proof) = bg::shuffle_and_prove(ck, &kp.public, input, b"bench", rng)?;
+            let prove = ms_per(t, n);
+            let bytes = proof.to_bytes();
+            let t = Instant::now();
+            let decoded = BgProof::from_bytes(&bytes)?;
+            let decode = ms_per(t, n);
+            bg::verify(ck, &kp.public, input, &output, &decoded, b"bench")?;
+            let verify = ms_per(t, n);
+            Ok(Once {
+                prove,
+                shuffle_only,
+                verify,
+                decode,
+                bytes: bytes.len(),
+            })
+        }
+    }
 }
 
-/// Measure one list size (`reps` >= 1 repetitions per mode).
+/// Measure one list size (`reps` >= 1 repetitions per mode), Terelius-Wikstrom.
 pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError> {
+    measure_shuffle_kind(ProofSystem::TereliusWikstrom, n, reps)
+}
+
+/// Measure one list size with the given proof (`reps` >= 1 repetitions per
+/// mode).
+pub fn measure_shuffle_kind(
+    kind: ProofSystem,
+    n: usize,
+    reps: usize,
+) -> Result<ShuffleBench, BenchError> {
     let reps = reps.max(1);
     let mut rng = ChaCha20Rng::seed_from_u64(0x0062_6c61_6e6b_6574);
     let kp = Keypair::generate(&mut rng);
     let t = Instant::now();
-    let gens = Generators::new(n);
+    let setup = match kind {
+        ProofSystem::TereliusWikstrom => {
+            ShuffleSetup::TereliusWikstrom(Box::new(Generators::new(n)))
+        }
+        ProofSystem::BayerGroth => ShuffleSetup::BayerGroth(CommitmentKey::for_len(n)?),
+    };
     let generators_ms_all = ms_per(t, n);
     // Public benchmark messages: the variable-time encoder is fine here.
     let input: Vec<Ciphertext> = (0..n as u64)
@@ -247,8 +287,8 @@ pub fn measure_shuffle(n: usize, reps: usize) -> Result<ShuffleBench, BenchError
         }
         best.ok_or(BenchError::Shuffle(ShuffleError::Empty))
     };
-    let s = best(&mut || single.install(|| run_once(&gens, &kp, &input, &mut rng.clone())))?;
-    let a = best(&mut || run_once(&gens, &kp, &input, &mut rng.clone()))?;
+    let s = best(&mut || single.install(|| run_once(&setup, &kp, &input, &mut rng.clone())))?;
+    let a = best(&mut || run_once(&setup, &kp, &input, &mut rng.clone()))?;
     Ok(ShuffleBench {
         n,
         threads: rayon::current_num_threads(),
@@ -280,5 +320,11 @@ mod tests {
         assert_eq!(b.proof_bytes, 160 * 8 + 292);
         assert!(b.prove_ms_single > 0.0 && b.verify_ms_all > 0.0);
         assert!(b.threads >= 1);
+        let g = super::measure_shuffle_kind(super::ProofSystem::BayerGroth, 8, 1).unwrap();
+        assert_eq!(
+            Some(g.proof_bytes),
+            crate::shuffle::bayer_groth::BgProof::encoded_len(8)
+        );
+        assert!(g.prove_ms_single > 0.0 && g.verify_ms_single > 0.0);
     }
 }

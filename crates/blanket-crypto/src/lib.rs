@@ -5,7 +5,9 @@
 //! - [`encoding`]: the message space (u64 embedded into a ristretto255 point);
 //! - [`elgamal`]: ElGamal over ristretto255, 64-byte ciphertexts;
 //! - [`shuffle`]: re-randomizing shuffle and the Terelius-Wikstrom proof of
-//!   shuffle (Haenni et al. pseudo-code), batched verification;
+//!   shuffle (Haenni et al. pseudo-code), batched verification; the
+//!   Bayer-Groth proof of shuffle of size `O(sqrt N)`
+//!   ([`shuffle::bayer_groth`], issue 17); [`shuffle::ProofSystem`] to choose;
 //! - [`dleq`]: Chaum-Pedersen proofs of equal discrete logarithms;
 //! - [`dkg`]: joint-Feldman distributed key generation (t-of-c) with
 //!   complaints and a proof of knowledge of each constant term;

@@ -11,7 +11,8 @@ use blanket_crypto::elgamal::{
     decode_ciphertexts, encode_ciphertexts, Ciphertext, Keypair, PublicKey,
 };
 use blanket_crypto::schnorr::SchnorrProof;
-use blanket_crypto::shuffle::{self, Generators, ShuffleProof};
+use blanket_crypto::shuffle::bayer_groth::{self, BgProof, CommitmentKey};
+use blanket_crypto::shuffle::{self, AnyShuffleProof, Generators, ShuffleProof};
 use blanket_crypto::submission::{encrypt_with_proof, ClientSubmission, SubmissionContext};
 use blanket_crypto::threshold::PartialDecryption;
 use rand_chacha::ChaCha20Rng;
@@ -62,6 +63,12 @@ fn decoders() -> Vec<(&'static str, Decoder)> {
                 .ok()
                 .map(|s| s.to_bytes().to_vec())
         }),
+        ("bayer-groth proof", |b| {
+            BgProof::from_bytes(b).ok().map(|p| p.to_bytes())
+        }),
+        ("tagged shuffle proof", |b| {
+            AnyShuffleProof::from_bytes(b).ok().map(|p| p.to_bytes())
+        }),
     ]
 }
 
@@ -74,6 +81,9 @@ fn valid_samples() -> Vec<Vec<u8>> {
         .collect();
     let gens = Generators::new(3);
     let (_, proof) = shuffle::shuffle_and_prove(&gens, &kp.public, &cts, b"x", &mut rng).unwrap();
+    let ck = CommitmentKey::for_len(3).unwrap();
+    let (_, bg_proof) =
+        bayer_groth::shuffle_and_prove(&ck, &kp.public, &cts, b"x", &mut rng).unwrap();
     let params = DkgParams::new(3, 2, b"decoders").unwrap();
     let dealers: Vec<Dealer> = (1..=3)
         .map(|i| Dealer::new(params, i, &mut rng).unwrap())
@@ -102,6 +112,8 @@ fn valid_samples() -> Vec<Vec<u8>> {
         sealed.to_bytes(),
         dealings[0].proof.to_bytes().to_vec(),
         sub.to_bytes().to_vec(),
+        bg_proof.to_bytes(),
+        AnyShuffleProof::BayerGroth(bg_proof.clone()).to_bytes(),
     ]
 }
 

@@ -26,13 +26,21 @@
 //!   prover, so a repeated RNG state never repeats them for another
 //!   statement or witness (issue 9, item 4);
 //! - prover and verifier refuse the identity as public key.
+//!
+//! [`bayer_groth`] is the other proof of the same statement (issue 17), of
+//! size `O(sqrt N)`; [`ProofSystem`], [`ShuffleSetup`], [`AnyShuffleProof`],
+//! [`shuffle_and_prove_with`] and [`verify_with`] choose between the two at
+//! run time.
 
+pub mod bayer_groth;
 mod proof;
 mod prover;
+mod system;
 mod verifier;
 
 pub use proof::ShuffleProof;
 pub use prover::{prove, shuffle, shuffle_and_prove, ShuffleWitness};
+pub use system::{shuffle_and_prove_with, verify_with, AnyShuffleProof, ProofSystem, ShuffleSetup};
 pub use verifier::verify;
 
 use curve25519_dalek::ristretto::{RistrettoBasepointTable, RistrettoPoint};

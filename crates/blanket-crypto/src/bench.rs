@@ -308,7 +308,10 @@ mod tests {
     #[test]
     fn measure_client_and_dkg() {
         let c = super::measure_client(2, 1).unwrap();
-        assert!(c.encrypt_with_proof_us > c.encode_us && c.verify_submission_us > 0.0);
+        // Shape only: timings are compared by `blanket bench`, never by a unit test.
+        for t in [c.encode_us, c.encrypt_with_proof_us, c.verify_submission_us] {
+            assert!(t.is_finite() && t > 0.0, "{t}");
+        }
         let d = super::measure_dkg(4, 2, 1).unwrap();
         assert!(d.ms_per_member > 0.0 && d.members == 4);
     }

@@ -1,7 +1,7 @@
 //! Encoders: turn a user's value into the integer(s) a randomizer takes.
 
 use crate::params::{Precision, UnitValue};
-use crate::sample::{uniform_u32, Bernoulli};
+use crate::sample::{uniform_u32, Bernoulli, BitPool};
 use rand_core::CryptoRng;
 
 /// Unbiased randomized rounding of x in [0, 1] to {0, ..., k}:
@@ -12,15 +12,35 @@ use rand_core::CryptoRng;
 /// below 1e-16 relative, and it touches accuracy only: privacy comes from the randomizer.
 #[inline]
 pub fn randomized_round<R: CryptoRng + ?Sized>(x: UnitValue, k: Precision, rng: &mut R) -> u32 {
-    let xk = x.get() * f64::from(k.get());
-    let floor = xk.floor();
-    let frac = xk - floor; // exact: floor and xk share an exponent range (Sterbenz)
-    let base = floor as u32;
+    let (base, frac) = split_level(x.get(), k);
     if frac == 0.0 {
         return base;
     }
     // frac is in (0, 1): a valid probability.
     base + u32::from(Bernoulli::expand(frac).sample(rng))
+}
+
+/// [`randomized_round`] with the rounding coin's first 8 bits from a [`BitPool`]
+/// ([`Bernoulli::sample_pool`]): the same law, floor(x k) + Bernoulli(x k - floor(x k)), for
+/// batched simulations.
+/// `x` is the value of a [`UnitValue`] (in [0, 1]).
+#[inline]
+pub(crate) fn randomized_round_pool<R: CryptoRng>(x: f64, k: Precision, pool: &mut BitPool<R>) -> u32 {
+    let (base, frac) = split_level(x, k);
+    if frac == 0.0 {
+        return base;
+    }
+    base + u32::from(Bernoulli::expand(frac).sample_pool(pool))
+}
+
+/// (floor(x k), x k - floor(x k)) for x in [0, 1]. x k lies in [0, 2^26), so the truncating
+/// conversion is the floor, and the difference is exact (Sterbenz: base <= x k < 2 base when
+/// base >= 1; x k itself when base = 0). Avoids a call to libm's `floor`.
+#[inline]
+fn split_level(x: f64, k: Precision) -> (u32, f64) {
+    let xk = x * f64::from(k.get());
+    let base = xk as u32;
+    (base, xk - f64::from(base))
 }
 
 /// Samples `out.len()` distinct coordinates uniformly from {0, ..., d - 1} (sampling without

@@ -16,6 +16,8 @@ use crate::shuffle::UniformShuffler;
 use rayon::prelude::*;
 use thiserror::Error;
 
+pub mod batched;
+
 /// Users per chunk (and per RNG stream).
 pub const CHUNK: usize = 1 << 16;
 

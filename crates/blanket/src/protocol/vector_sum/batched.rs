@@ -52,7 +52,7 @@ impl VectorSum {
 }
 
 /// Messages per batch of the vector-sum sampler.
-const BATCH: usize = 64;
+const BATCH: usize = 256;
 
 struct VectorBlocks<'a> {
     p: &'a VectorSum,
@@ -77,13 +77,20 @@ impl BlockWork for VectorBlocks<'_> {
         let coin: Bernoulli = self.p.grr.blanket_coin();
         let mut coins = Coins::new(coin);
         let mut coords = vec![0u32; t as usize];
-        // Messages are formed in batches: first every coordinate and its data value for the
-        // batch's users (independent loads, so the cache misses of the random coordinates
+        let values = self.rows.values();
+        // Messages are formed in batches of about BATCH, in three passes: every coordinate
+        // (with the position of its value in the row-major data), then every data value (a
+        // tight loop of independent loads, so the cache misses of the random coordinates
         // overlap), then the coins and roundings. Which bits each draw uses never depends on
         // the data, so the laws are unchanged.
-        let mut batch: Vec<(u32, f64)> = Vec::with_capacity(BATCH + t as usize);
-        let mut flush = |batch: &mut Vec<(u32, f64)>, pool: &mut BitPool<SimulationRng>| {
-            for &(j, v) in batch.iter() {
+        let cap = BATCH + t as usize;
+        let mut at: Vec<(u32, usize)> = Vec::with_capacity(cap);
+        let mut xs: Vec<f64> = Vec::with_capacity(cap);
+        let mut flush = |at: &mut Vec<(u32, usize)>, pool: &mut BitPool<SimulationRng>| {
+            xs.clear();
+            // Every position is r d + j with r a row and j < d: the fallback never fires.
+            xs.extend(at.iter().map(|&(_, i)| values.get(i).map_or(0.0, |v| v.get())));
+            for (&(j, _), &v) in at.iter().zip(xs.iter()) {
                 let y = if coins.next(pool) {
                     pool.uniform(levels)
                 } else {
@@ -91,11 +98,11 @@ impl BlockWork for VectorBlocks<'_> {
                 };
                 sink.push((j, y))?;
             }
-            batch.clear();
+            at.clear();
             Ok::<_, AggregateError>(())
         };
         for &(r, c) in segments {
-            let x = self.rows.row(r);
+            let base = r * d as usize;
             for _ in 0..c {
                 if t == 1 {
                     coords[0] = pool.uniform(d);
@@ -108,16 +115,13 @@ impl BlockWork for VectorBlocks<'_> {
                         coords[filled] = if coords[..filled].contains(&v) { j } else { v };
                     }
                 }
-                for &j in &coords {
-                    // j < d = x.len(), so the fallback never fires.
-                    batch.push((j, x.get(j as usize).map_or(0.0, |v| v.get())));
-                }
-                if batch.len() >= BATCH {
-                    flush(&mut batch, pool)?;
+                at.extend(coords.iter().map(|&j| (j, base + j as usize)));
+                if at.len() >= BATCH {
+                    flush(&mut at, pool)?;
                 }
             }
         }
-        flush(&mut batch, pool)?;
+        flush(&mut at, pool)?;
         Ok(())
     }
 }

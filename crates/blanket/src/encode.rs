@@ -25,7 +25,11 @@ pub fn randomized_round<R: CryptoRng + ?Sized>(x: UnitValue, k: Precision, rng: 
 /// batched simulations.
 /// `x` is the value of a [`UnitValue`] (in [0, 1]).
 #[inline]
-pub(crate) fn randomized_round_pool<R: CryptoRng>(x: f64, k: Precision, pool: &mut BitPool<R>) -> u32 {
+pub(crate) fn randomized_round_pool<R: CryptoRng>(
+    x: f64,
+    k: Precision,
+    pool: &mut BitPool<R>,
+) -> u32 {
     let (base, frac) = split_level(x, k);
     if frac == 0.0 {
         return base;

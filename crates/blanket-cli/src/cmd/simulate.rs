@@ -448,7 +448,11 @@ pub fn simulate_vector_sum(
     let state_size = u64::from(p.d()) * 3; // counts and 128-bit sums per coordinate
     let per_rep = repetitions(
         run.reps,
-        state_size.max(if run.no_shuffle { 0 } else { n * u64::from(p.t()) }),
+        state_size.max(if run.no_shuffle {
+            0
+        } else {
+            n * u64::from(p.t())
+        }),
         |rep| {
             // Batched: the same law of the state as n per-client calls (users holding the
             // same row are exchangeable; docs/performance.md), from the row multiplicities.

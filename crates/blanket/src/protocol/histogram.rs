@@ -401,7 +401,10 @@ mod tests {
         draws: u64,
     ) -> (f64, f64) {
         use crate::sample::stats::{chi_square, chi_square_critical};
-        assert!(observed.keys().all(|k| pmf.contains_key(k)), "impossible outcome");
+        assert!(
+            observed.keys().all(|k| pmf.contains_key(k)),
+            "impossible outcome"
+        );
         let (mut obs, mut exp) = (Vec::new(), Vec::new());
         let (mut pooled_o, mut pooled_e) = (0u64, 0.0);
         for (k, &p) in pmf {
@@ -435,7 +438,10 @@ mod tests {
             (2, 0.05, vec![1, 1, 1, 0, 0]),
             (4, 0.7, vec![3, 3, 3]),
         ] {
-            let h = Histogram::new(DomainSize::new(u64::from(m)).unwrap(), Gamma::new(gamma).unwrap());
+            let h = Histogram::new(
+                DomainSize::new(u64::from(m)).unwrap(),
+                Gamma::new(gamma).unwrap(),
+            );
             let mut truth = vec![0u64; m as usize];
             data.iter().for_each(|&x| truth[x as usize] += 1);
             let pmf = exact_counts_pmf(&h, &data);
@@ -448,7 +454,8 @@ mod tests {
                 *batched.entry(b.counts().to_vec()).or_insert(0u64) += 1;
                 let mut c = h.aggregator();
                 for &x in &data {
-                    c.absorb(h.randomize_simulated(x, &mut rng).unwrap()).unwrap();
+                    c.absorb(h.randomize_simulated(x, &mut rng).unwrap())
+                        .unwrap();
                 }
                 *client.entry(c.counts().to_vec()).or_insert(0u64) += 1;
             }
@@ -472,7 +479,10 @@ mod tests {
                 stat += (rest.0 as f64 - rest.1 as f64).powi(2) / (rest.0 + rest.1) as f64;
                 cells += 1;
             }
-            assert!(stat < chi_square_critical(cells - 1), "m = {m}: two-sample {stat}");
+            assert!(
+                stat < chi_square_critical(cells - 1),
+                "m = {m}: two-sample {stat}"
+            );
         }
     }
 
@@ -486,8 +496,15 @@ mod tests {
         let a = h.simulate_batched(&truth, 3, 2, false).unwrap();
         assert_eq!(a.reports(), n);
         assert_eq!(h.simulate_batched(&truth, 3, 2, true).unwrap(), a);
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        assert_eq!(one.install(|| h.simulate_batched(&truth, 3, 2, false)).unwrap(), a);
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert_eq!(
+            one.install(|| h.simulate_batched(&truth, 3, 2, false))
+                .unwrap(),
+            a
+        );
         assert_ne!(h.simulate_batched(&truth, 3, 3, false).unwrap(), a);
         let est = h.estimate(&a).unwrap();
         for (y, (&e, &t)) in est.counts.iter().zip(&truth).enumerate() {

@@ -134,8 +134,8 @@ impl Coins {
 mod tests {
     use super::*;
     use crate::rng::simulation_rng;
-    use rand_core::RngCore;
     use crate::sample::stats::{chi_square, chi_square_critical};
+    use rand_core::RngCore;
 
     #[test]
     fn pool_uniform_chi_square() {
@@ -162,7 +162,10 @@ mod tests {
                     })
                     .collect();
                 let stat = chi_square(&counts, &expected);
-                assert!(stat < chi_square_critical(cells - 1), "bound {bound}: {stat}");
+                assert!(
+                    stat < chi_square_critical(cells - 1),
+                    "bound {bound}: {stat}"
+                );
             }
         }
     }
@@ -183,7 +186,10 @@ mod tests {
         // 3 pieces of 20 bits use 60 bits; the 4 left over are discarded.
         let w = a.next_u64();
         let pieces: Vec<u64> = (0..3).map(|_| pool.bits(20)).collect();
-        assert_eq!(pieces, vec![w >> 44, (w >> 24) & 0xfffff, (w >> 4) & 0xfffff]);
+        assert_eq!(
+            pieces,
+            vec![w >> 44, (w >> 24) & 0xfffff, (w >> 4) & 0xfffff]
+        );
         assert_eq!(pool.bits(20), a.next_u64() >> 44);
     }
 

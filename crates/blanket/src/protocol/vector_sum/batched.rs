@@ -89,7 +89,10 @@ impl BlockWork for VectorBlocks<'_> {
         let mut flush = |at: &mut Vec<(u32, usize)>, pool: &mut BitPool<SimulationRng>| {
             xs.clear();
             // Every position is r d + j with r a row and j < d: the fallback never fires.
-            xs.extend(at.iter().map(|&(_, i)| values.get(i).map_or(0.0, |v| v.get())));
+            xs.extend(
+                at.iter()
+                    .map(|&(_, i)| values.get(i).map_or(0.0, |v| v.get())),
+            );
             for (&(j, _), &v) in at.iter().zip(xs.iter()) {
                 let y = if coins.next(pool) {
                     pool.uniform(levels)
@@ -203,19 +206,25 @@ mod tests {
         // all threads; each coordinate's mean estimate within 5 sd of the truth, with the sd
         // bounded by the square root of the worst-case MSE summed over coordinates.
         let d = 6u64;
-        let flat: Vec<f64> = (0..50 * d).map(|i| ((i * 37) % 101) as f64 / 100.0).collect();
+        let flat: Vec<f64> = (0..50 * d)
+            .map(|i| ((i * 37) % 101) as f64 / 100.0)
+            .collect();
         let rows = UnitVectors::from_flat(d, &flat).unwrap();
         let counts: Vec<u64> = (0..50).map(|r| 2000 + 80 * r).collect();
         let n: u64 = counts.iter().sum();
         for t in [1u64, 2] {
-            let p = VectorSum::new(d, t, Precision::new(3).unwrap(), Gamma::new(0.2).unwrap())
-                .unwrap();
+            let p =
+                VectorSum::new(d, t, Precision::new(3).unwrap(), Gamma::new(0.2).unwrap()).unwrap();
             let a = p.simulate_batched(&rows, &counts, 9, 1, false).unwrap();
             assert_eq!(a.reports(), n * t);
             assert_eq!(p.simulate_batched(&rows, &counts, 9, 1, true).unwrap(), a);
-            let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
             assert_eq!(
-                one.install(|| p.simulate_batched(&rows, &counts, 9, 1, false)).unwrap(),
+                one.install(|| p.simulate_batched(&rows, &counts, 9, 1, false))
+                    .unwrap(),
                 a
             );
             let e = p.estimate(&a).unwrap();
@@ -231,6 +240,8 @@ mod tests {
             }
         }
         let p = VectorSum::new(d, 1, Precision::new(3).unwrap(), Gamma::new(0.2).unwrap()).unwrap();
-        assert!(p.simulate_batched(&rows, &counts[..49], 9, 1, false).is_err());
+        assert!(p
+            .simulate_batched(&rows, &counts[..49], 9, 1, false)
+            .is_err());
     }
 }

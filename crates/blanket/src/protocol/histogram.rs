@@ -14,7 +14,7 @@ use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::{Grr, GrrError};
 use crate::rng::{SecureRng, SimulationRng};
 use crate::sample::{Bernoulli, BitPool, Coins};
-use crate::simulate::batched::{run_grouped, BlockWork, Sink};
+use crate::simulate::batched::{run_grouped, BlockWork, Segments, Sink};
 use crate::simulate::SimulationError;
 use serde::Serialize;
 
@@ -253,11 +253,11 @@ impl BlockWork for GrrBlocks {
     fn block<S: Sink<u32>>(
         &self,
         pool: &mut BitPool<SimulationRng>,
-        segments: &[(usize, u64)],
+        segments: Segments<'_>,
         sink: &mut S,
     ) -> Result<(), AggregateError> {
         let mut coins = Coins::new(self.coin);
-        for &(y, c) in segments {
+        for (y, c) in segments {
             let blanket = coins.count(c, pool);
             sink.push_many(y as u32, c - blanket)?;
             for _ in 0..blanket {

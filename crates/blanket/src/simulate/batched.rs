@@ -85,34 +85,57 @@ pub trait BlockWork: Sync {
     fn block<S: Sink<Self::Message>>(
         &self,
         pool: &mut BitPool<SimulationRng>,
-        segments: &[(usize, u64)],
+        segments: Segments<'_>,
         sink: &mut S,
     ) -> Result<(), AggregateError>;
 }
 
-/// The blocks of [`CHUNK`] users of the users sorted by group: each a list of
-/// `(group, users)` segments.
-fn plan(groups: &[u64]) -> Vec<Vec<(usize, u64)>> {
-    let mut blocks = Vec::new();
-    let mut current = Vec::new();
-    let mut room = CHUNK as u64;
-    for (g, &c) in groups.iter().enumerate() {
-        let mut c = c;
-        while c > 0 {
-            let take = c.min(room);
-            current.push((g, take));
-            c -= take;
-            room -= take;
-            if room == 0 {
-                blocks.push(std::mem::take(&mut current));
-                room = CHUNK as u64;
+/// Consecutive users of a block, as `(group, users)` segments of users holding the same
+/// input (empty groups skipped).
+#[derive(Debug, Clone)]
+pub struct Segments<'a> {
+    groups: &'a [u64],
+    group: usize,
+    offset: u64,
+    left: u64,
+}
+
+impl Iterator for Segments<'_> {
+    type Item = (usize, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, u64)> {
+        while self.left > 0 {
+            let g = self.group;
+            let take = self.groups.get(g)?.saturating_sub(self.offset).min(self.left);
+            self.group += 1;
+            self.offset = 0;
+            if take > 0 {
+                self.left -= take;
+                return Some((g, take));
             }
         }
+        None
     }
-    if !current.is_empty() {
-        blocks.push(current);
+}
+
+/// Where each block of [`CHUNK`] users of the users sorted by group starts: (group, offset
+/// in the group, users in the block). One pass over the groups; no per-user memory.
+fn plan(groups: &[u64]) -> Vec<(usize, u64, u64)> {
+    let mut starts = Vec::new();
+    let mut before = 0u64; // users in the groups before g
+    let mut next = 0u64; // first user of the next block
+    for (g, &c) in groups.iter().enumerate() {
+        while next < before + c {
+            starts.push((g, next - before, CHUNK as u64));
+            next += CHUNK as u64;
+        }
+        before += c;
     }
-    blocks
+    if let Some(last) = starts.last_mut() {
+        last.2 = before - (next - CHUNK as u64);
+    }
+    starts
 }
 
 /// One repetition of a batched simulation of `groups[g]` users holding input g; returns
@@ -138,6 +161,12 @@ where
     let per_user = work.per_user();
     check_run(users, per_user, shuffle)?;
     let blocks = plan(groups);
+    let segments = |&(group, offset, left): &(usize, u64, u64)| Segments {
+        groups,
+        group,
+        offset,
+        left,
+    };
     let pool = |b: usize| BitPool::new(simulation_stream(seed, stream(repetition, b as u64)));
     let merge = |mut a: A, b: A| -> Result<A, AggregateError> {
         a.merge(b)?;
@@ -147,8 +176,8 @@ where
         blocks
             .par_iter()
             .enumerate()
-            .try_fold(&new_state, |mut state, (b, segments)| {
-                work.block(&mut pool(b), segments, &mut StateSink(&mut state))?;
+            .try_fold(&new_state, |mut state, (b, start)| {
+                work.block(&mut pool(b), segments(start), &mut StateSink(&mut state))?;
                 Ok::<_, AggregateError>(state)
             })
             .try_reduce_with(merge)
@@ -159,9 +188,9 @@ where
         all.par_chunks_mut(per_block.max(1))
             .zip(blocks.par_iter())
             .enumerate()
-            .try_for_each(|(b, (out, segments))| {
+            .try_for_each(|(b, (out, start))| {
                 let mut sink = SliceSink { out, at: 0 };
-                work.block(&mut pool(b), segments, &mut sink)?;
+                work.block(&mut pool(b), segments(start), &mut sink)?;
                 debug_assert_eq!(sink.at, sink.out.len(), "per_user messages per user");
                 Ok::<_, AggregateError>(())
             })?;
@@ -184,18 +213,33 @@ mod tests {
     #[test]
     fn blocks_cover_the_groups_in_order() {
         let groups = [3u64, 0, CHUNK as u64 * 2 + 5, 1];
-        let blocks = plan(&groups);
-        assert_eq!(blocks.len(), 3);
-        assert_eq!(blocks[0], vec![(0, 3), (2, CHUNK as u64 - 3)]);
-        assert_eq!(blocks[1], vec![(2, CHUNK as u64)]);
-        assert_eq!(blocks[2], vec![(2, 8), (3, 1)]);
+        let starts = plan(&groups);
+        let seg = |&(group, offset, left): &(usize, u64, u64)| -> Vec<(usize, u64)> {
+            Segments {
+                groups: &groups,
+                group,
+                offset,
+                left,
+            }
+            .collect()
+        };
+        assert_eq!(starts.len(), 3);
+        assert_eq!(seg(&starts[0]), vec![(0, 3), (2, CHUNK as u64 - 3)]);
+        assert_eq!(seg(&starts[1]), vec![(2, CHUNK as u64)]);
+        assert_eq!(seg(&starts[2]), vec![(2, 8), (3, 1)]);
         let mut total = vec![0u64; 4];
-        for b in &blocks {
-            for &(g, c) in b {
+        for s in &starts {
+            for (g, c) in seg(s) {
                 total[g] += c;
             }
         }
         assert_eq!(total, groups);
         assert!(plan(&[0, 0]).is_empty());
+        assert_eq!(plan(&[0, CHUNK as u64, 0]), vec![(1, 0, CHUNK as u64)]);
+        let exact = [CHUNK as u64, CHUNK as u64];
+        assert_eq!(
+            plan(&exact),
+            vec![(0, 0, CHUNK as u64), (1, 0, CHUNK as u64)]
+        );
     }
 }

@@ -16,7 +16,7 @@ use crate::analyzer::{AggregateError, CoordinateMessage, CoordinateSums};
 use crate::encode::randomized_round_pool;
 use crate::rng::SimulationRng;
 use crate::sample::{Bernoulli, BitPool, Coins};
-use crate::simulate::batched::{run_grouped, BlockWork, Sink};
+use crate::simulate::batched::{run_grouped, BlockWork, Segments, Sink};
 use crate::simulate::SimulationError;
 
 impl VectorSum {
@@ -69,7 +69,7 @@ impl BlockWork for VectorBlocks<'_> {
     fn block<S: Sink<CoordinateMessage>>(
         &self,
         pool: &mut BitPool<SimulationRng>,
-        segments: &[(usize, u64)],
+        segments: Segments<'_>,
         sink: &mut S,
     ) -> Result<(), AggregateError> {
         let (d, t, k) = (self.p.d, self.p.t, self.p.k);
@@ -104,7 +104,7 @@ impl BlockWork for VectorBlocks<'_> {
             at.clear();
             Ok::<_, AggregateError>(())
         };
-        for &(r, c) in segments {
+        for (r, c) in segments {
             let base = r * d as usize;
             for _ in 0..c {
                 if t == 1 {

@@ -161,8 +161,9 @@ impl Bernoulli {
         self.sample_pool_tie(pool)
     }
 
+    /// The rest of [`Bernoulli::sample_pool`] once U's first 8 bits equal p's.
     #[cold]
-    fn sample_pool_tie<R: CryptoRng>(&self, pool: &mut BitPool<R>) -> bool {
+    pub(crate) fn sample_pool_tie<R: CryptoRng>(&self, pool: &mut BitPool<R>) -> bool {
         let u = (pool.bits(28) << 28) | pool.bits(28);
         let rest = self.first & ((1u64 << 56) - 1);
         if u != rest {

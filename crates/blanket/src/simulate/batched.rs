@@ -107,7 +107,11 @@ impl Iterator for Segments<'_> {
     fn next(&mut self) -> Option<(usize, u64)> {
         while self.left > 0 {
             let g = self.group;
-            let take = self.groups.get(g)?.saturating_sub(self.offset).min(self.left);
+            let take = self
+                .groups
+                .get(g)?
+                .saturating_sub(self.offset)
+                .min(self.left);
             self.group += 1;
             self.offset = 0;
             if take > 0 {

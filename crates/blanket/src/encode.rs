@@ -1,7 +1,7 @@
 //! Encoders: turn a user's value into the integer(s) a randomizer takes.
 
 use crate::params::{Precision, UnitValue};
-use crate::sample::{uniform_u32, Bernoulli};
+use crate::sample::{uniform_u32, Bernoulli, BitPool};
 use rand_core::CryptoRng;
 
 /// Unbiased randomized rounding of x in [0, 1] to {0, ..., k}:
@@ -12,15 +12,44 @@ use rand_core::CryptoRng;
 /// below 1e-16 relative, and it touches accuracy only: privacy comes from the randomizer.
 #[inline]
 pub fn randomized_round<R: CryptoRng + ?Sized>(x: UnitValue, k: Precision, rng: &mut R) -> u32 {
-    let xk = x.get() * f64::from(k.get());
-    let floor = xk.floor();
-    let frac = xk - floor; // exact: floor and xk share an exponent range (Sterbenz)
-    let base = floor as u32;
+    let (base, frac) = split_level(x.get(), k);
     if frac == 0.0 {
         return base;
     }
     // frac is in (0, 1): a valid probability.
     base + u32::from(Bernoulli::expand(frac).sample(rng))
+}
+
+/// [`randomized_round`] with the rounding coin's first 8 bits from a [`BitPool`]
+/// ([`Bernoulli::sample_pool`]): the same law, floor(x k) + Bernoulli(x k - floor(x k)), for
+/// batched simulations.
+/// `x` is the value of a [`UnitValue`] (in [0, 1]). The first 8 binary digits of the fraction
+/// are floor(frac 2^8) (exact: scaling by a power of two, then truncation), compared with 8
+/// pool bits; only on a tie (probability 2^-8) is the fraction expanded for the rest of the
+/// comparison. A fraction of 0 is never above U, so it needs no branch (8 bits are drawn).
+#[inline]
+pub(crate) fn randomized_round_pool<R: CryptoRng>(
+    x: f64,
+    k: Precision,
+    pool: &mut BitPool<R>,
+) -> u32 {
+    let (base, frac) = split_level(x, k);
+    let top = (frac * 256.0) as u64;
+    let u = pool.bits(8);
+    if u != top {
+        return base + u32::from(u < top);
+    }
+    base + u32::from(Bernoulli::expand(frac).sample_pool_tie(pool))
+}
+
+/// (floor(x k), x k - floor(x k)) for x in [0, 1]. x k lies in [0, 2^26), so the truncating
+/// conversion is the floor, and the difference is exact (Sterbenz: base <= x k < 2 base when
+/// base >= 1; x k itself when base = 0). Avoids a call to libm's `floor`.
+#[inline]
+fn split_level(x: f64, k: Precision) -> (u32, f64) {
+    let xk = x * f64::from(k.get());
+    let base = xk as u32;
+    (base, xk - f64::from(base))
 }
 
 /// Samples `out.len()` distinct coordinates uniformly from {0, ..., d - 1} (sampling without
@@ -75,6 +104,36 @@ pub fn one_hot(category: u32, m: u32) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::rng::simulation_rng;
+
+    #[test]
+    fn pooled_rounding_has_the_same_law() {
+        // Level floor(x k) + 1 with probability frac = x k - floor(x k): chi-square (1 df,
+        // ~1e-6) of the two levels' counts, for fractions with digits beyond the first 8 and
+        // one that ties with U's first 8 bits whenever they are 10000000 (frac = 1/2 + 2^-20).
+        use crate::sample::stats::{chi_square, chi_square_critical};
+        let mut pool = BitPool::new(simulation_rng(15));
+        let k = Precision::new(4).unwrap();
+        for x in [0.3, 0.9, 0.01, (2.5 + 2f64.powi(-20)) / 4.0] {
+            let xk = x * 4.0;
+            let (base, frac) = (xk.floor() as u32, xk - xk.floor());
+            let draws = 400_000u64;
+            let mut up = 0u64;
+            for _ in 0..draws {
+                let r = randomized_round_pool(x, k, &mut pool);
+                assert!(r == base || r == base + 1, "x = {x}: {r}");
+                up += u64::from(r == base + 1);
+            }
+            let d = draws as f64;
+            let stat = chi_square(&[draws - up, up], &[d * (1.0 - frac), d * frac]);
+            assert!(stat < chi_square_critical(1), "x = {x}: {stat}");
+        }
+        // Exact levels never move.
+        for _ in 0..10_000 {
+            assert_eq!(randomized_round_pool(0.0, k, &mut pool), 0);
+            assert_eq!(randomized_round_pool(1.0, k, &mut pool), 4);
+            assert_eq!(randomized_round_pool(0.5, k, &mut pool), 2);
+        }
+    }
 
     #[test]
     fn rounding_is_unbiased_and_in_range() {

@@ -9,12 +9,18 @@
 //! analyzer states and buffers per thread). The ideal shuffler needs every message in memory
 //! to permute them, so it is limited to [`MAX_SHUFFLED_MESSAGES`]; since the analyzer is
 //! order-free, the estimate with and without it is bit-identical.
+//!
+//! [`batched`] runs the same simulations with users grouped by input and decisions drawn in
+//! bulk by exact samplers: the same law of the analyzer state, less work per user (what the
+//! CLI's `simulate histogram` and `simulate vector-sum` run).
 
 use crate::analyzer::{AggregateError, Aggregator};
 use crate::rng::{simulation_stream, SimulationRng};
 use crate::shuffle::UniformShuffler;
 use rayon::prelude::*;
 use thiserror::Error;
+
+pub mod batched;
 
 /// Users per chunk (and per RNG stream).
 pub const CHUNK: usize = 1 << 16;

@@ -254,10 +254,12 @@ fn run_point(
         }
     }
     let truth = vectors.mean();
+    // One user per vector; the batched simulation has the per-client law (docs/performance.md).
+    let users = vec![1u64; vectors.len()];
     let start = Instant::now();
     let mut errs = Vec::with_capacity(reps as usize);
     for rep in 0..reps {
-        let state = proto.simulate(vectors, a.seed, rep, true)?;
+        let state = proto.simulate_batched(vectors, &users, a.seed, rep, true)?;
         let est = proto.estimate(&state)?;
         errs.push(
             est.mean

@@ -448,32 +448,42 @@ pub fn simulate_vector_sum(
     truth.iter_mut().for_each(|t| *t /= n.max(1) as f64);
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "vector sum", run.json);
-    let mut sq = Vec::new();
-    let mut first = None;
-    let mut first_tensor = None;
-    for rep in 0..run.reps {
-        let state = p.simulate_rows(
-            n,
-            |i| vectors.row(pick.row(i as u64)),
-            run.seed,
-            rep,
-            !run.no_shuffle,
-        )?;
-        let est = p.estimate(&state)?;
-        if let (Some(s), None) = (shape, &first_tensor) {
-            first_tensor = Some(p.estimate_tensor(&state, s)?);
-        }
-        sq.push(
-            est.mean
+    let state_size = u64::from(p.d()) * 3; // counts and 128-bit sums per coordinate
+    let per_rep = repetitions(
+        run.reps,
+        state_size.max(if run.no_shuffle {
+            0
+        } else {
+            n * u64::from(p.t())
+        }),
+        |rep| {
+            // Batched: the same law of the state as n per-client calls (users holding the
+            // same row are exchangeable; docs/performance.md), from the row multiplicities.
+            let state = p.simulate_batched(vectors, &counts, run.seed, rep, !run.no_shuffle)?;
+            let est = p.estimate(&state)?;
+            let tensor = match (shape, rep) {
+                (Some(s), 0) => Some(p.estimate_tensor(&state, s)?),
+                _ => None,
+            };
+            let sq = est
+                .mean
                 .iter()
                 .zip(&truth)
                 .map(|(a, b)| (a - b).powi(2))
-                .sum::<f64>(),
-        );
-        first.get_or_insert(est);
-        pb.inc(1);
-    }
+                .sum::<f64>();
+            pb.inc(1);
+            Ok((sq, (rep == 0).then_some(est), tensor))
+        },
+    )?;
     pb.finish_and_clear();
+    let mut sq = Vec::new();
+    let mut first = None;
+    let mut first_tensor = None;
+    for (e, est, tensor) in per_rep {
+        sq.push(e);
+        first = first.or(est);
+        first_tensor = first_tensor.or(tensor);
+    }
     let seconds = start.elapsed().as_secs_f64();
     let (mse, ci) = mean_ci(&sq);
     let predicted = p.exact_mean_mse_weighted(vectors, &counts);
@@ -530,6 +540,28 @@ pub fn simulate_vector_sum(
         paper_bound_mse: (eps < 6.0).then(|| paper_mse_bound(n, p.d(), p.t(), eps, delta, p.gamma().get())),
     };
     Ok((report, detail.unwrap_or_default()))
+}
+
+/// Repetitions running at once at most hold this many messages (the shuffler's buffer) or
+/// analyzer cells each: 2^22, 16-64 MiB per running repetition.
+const PARALLEL_REPETITION_SIZE: u64 = 1 << 22;
+
+/// `f(rep)` for every repetition, in repetition order. Repetitions are independent (each its
+/// own random streams), so they run in parallel (each itself parallel inside) when one
+/// holds at most [`PARALLEL_REPETITION_SIZE`] messages or analyzer cells (`size`), and one
+/// after another otherwise (memory stays a few repetitions' worth). The results are the
+/// same either way.
+fn repetitions<T: Send>(
+    reps: u32,
+    size: u64,
+    f: impl Fn(u32) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    if size <= PARALLEL_REPETITION_SIZE {
+        (0..reps).into_par_iter().map(&f).collect()
+    } else {
+        (0..reps).map(f).collect()
+    }
 }
 
 /// Refuses a data source with fewer than 2 rows when `--n` is not given (the number of
@@ -620,33 +652,32 @@ pub fn simulate_histogram(
     let n = users.len();
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "histogram", run.json);
+    let per_rep = repetitions(
+        run.reps,
+        (m as u64).max(if run.no_shuffle { 0 } else { n as u64 }),
+        |rep| {
+            // Batched: the same law of the counts as n per-client calls (users holding the
+            // same category are exchangeable; docs/performance.md), from the true counts.
+            let state = h.simulate_batched(&truth, run.seed, rep, !run.no_shuffle)?;
+            let est = h.estimate(&state)?;
+            let mse = est
+                .counts
+                .iter()
+                .zip(&truth)
+                .map(|(e, &t)| (e - t as f64).powi(2))
+                .sum::<f64>()
+                / m as f64;
+            pb.inc(1);
+            Ok((mse, (rep == 0).then_some(est)))
+        },
+    )?;
+    pb.finish_and_clear();
     let mut mses = Vec::new();
     let mut first = None;
-    for rep in 0..run.reps {
-        let state = run_single_message(
-            n,
-            run.seed,
-            rep,
-            !run.no_shuffle,
-            // Every category was checked against m above, so the fallback never fires.
-            |i, rng| h.randomize_simulated(*users.get(i), rng).unwrap_or(0),
-            || h.aggregator(),
-        )?;
-        let est = h.estimate(&state)?;
-        let mse = est
-            .counts
-            .iter()
-            .zip(&truth)
-            .map(|(e, &t)| (e - t as f64).powi(2))
-            .sum::<f64>()
-            / m as f64;
+    for (mse, est) in per_rep {
         mses.push(mse);
-        if first.is_none() {
-            first = Some(est);
-        }
-        pb.inc(1);
+        first = first.or(est);
     }
-    pb.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let first = first.unwrap_or_else(|| blanket::protocol::HistogramEstimate {
         counts: vec![],

@@ -43,6 +43,24 @@ impl Aggregator for Counts {
         }
     }
 
+    fn absorb_repeated(&mut self, y: u32, k: u64) -> Result<(), AggregateError> {
+        if k == 0 {
+            return Ok(());
+        }
+        let max = self.counts.len() as u64 - 1;
+        match self.counts.get_mut(y as usize) {
+            Some(c) => {
+                *c += k;
+                self.total += k;
+                Ok(())
+            }
+            None => Err(AggregateError::MessageOutOfDomain {
+                value: u64::from(y),
+                max,
+            }),
+        }
+    }
+
     fn merge(&mut self, other: Self) -> Result<(), AggregateError> {
         if other.counts.len() != self.counts.len() {
             return Err(AggregateError::ShapeMismatch {
@@ -89,6 +107,10 @@ mod tests {
             Err(AggregateError::MessageOutOfDomain { value: 3, max: 2 })
         );
         assert!(a.merge(Counts::new(4)).is_err());
-        assert_eq!(a.reports(), 0);
+        assert!(a.absorb_repeated(3, 2).is_err());
+        a.absorb_repeated(1, 5).unwrap();
+        a.absorb_repeated(0, 0).unwrap();
+        assert_eq!((a.counts(), a.reports()), (&[0, 5, 0][..], 5));
+        a.merge(Counts::new(3)).unwrap();
     }
 }

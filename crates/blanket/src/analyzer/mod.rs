@@ -57,6 +57,11 @@ pub trait Aggregator: Sized + Send {
         messages.iter().try_for_each(|&m| self.absorb(m))
     }
 
+    /// Adds `k` copies of one message (for batched simulations); stops at an invalid message.
+    fn absorb_repeated(&mut self, message: Self::Message, k: u64) -> Result<(), AggregateError> {
+        (0..k).try_for_each(|_| self.absorb(message))
+    }
+
     /// Adds another state of the same shape.
     fn merge(&mut self, other: Self) -> Result<(), AggregateError>;
 

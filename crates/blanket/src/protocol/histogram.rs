@@ -13,6 +13,9 @@ use crate::params::{DomainSize, Gamma, NumUsers, ParamError};
 use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::{Grr, GrrError};
 use crate::rng::{SecureRng, SimulationRng};
+use crate::sample::{Bernoulli, BitPool, Coins};
+use crate::simulate::batched::{run_grouped, BlockWork, Segments, Sink};
+use crate::simulate::SimulationError;
 use serde::Serialize;
 
 /// The histogram protocol's shape for calibration: m categories.
@@ -153,6 +156,44 @@ impl Histogram {
         })
     }
 
+    /// One simulated repetition, batched: `true_counts[y]` users hold category y (the
+    /// categories' counts are all a histogram's analyzer depends on, users with the same
+    /// category being exchangeable). For each category, the number of its users who send a
+    /// blanket message is a Binomial(c_y, gamma) count of exact blanket coins (64 per
+    /// generator word, [`crate::sample::Coins`]); they send uniform values of {0..m-1}, the
+    /// others y. Per user that is the client's law, Pr[R(x) = y] = (1 - gamma) 1[y = x] +
+    /// gamma / m, so the state has exactly the distribution of n per-client calls
+    /// (`docs/performance.md`; tested by chi-square against the per-client path). With
+    /// `shuffle` the messages are permuted by the ideal shuffler before they are absorbed
+    /// (same state). Reproducible for (seed, repetition), independent of the thread count.
+    pub fn simulate_batched(
+        &self,
+        true_counts: &[u64],
+        seed: u64,
+        repetition: u32,
+        shuffle: bool,
+    ) -> Result<Counts, SimulationError> {
+        let m = self.grr.m().get();
+        if true_counts.len() != m as usize {
+            return Err(AggregateError::ShapeMismatch {
+                left: u64::from(m),
+                right: true_counts.len() as u64,
+            }
+            .into());
+        }
+        run_grouped(
+            true_counts,
+            seed,
+            repetition,
+            shuffle,
+            &GrrBlocks {
+                coin: self.grr.blanket_coin(),
+                m,
+            },
+            || self.aggregator(),
+        )
+    }
+
     /// (a, b): probability that a user's message is y when it holds y, and when it does not.
     fn hit_probabilities(&self) -> (f64, f64) {
         let g = self.grr.gamma().get();
@@ -192,6 +233,38 @@ impl Histogram {
             .map(|&f| self.count_variance(f, n))
             .sum::<f64>()
             / true_counts.len().max(1) as f64
+    }
+}
+
+/// The histogram's batch sampler: per segment of c users holding y, a Binomial(c, gamma)
+/// count k of blanket coins, c - k messages y and k uniform values.
+struct GrrBlocks {
+    coin: Bernoulli,
+    m: u32,
+}
+
+impl BlockWork for GrrBlocks {
+    type Message = u32;
+
+    fn per_user(&self) -> u32 {
+        1
+    }
+
+    fn block<S: Sink<u32>>(
+        &self,
+        pool: &mut BitPool<SimulationRng>,
+        segments: Segments<'_>,
+        sink: &mut S,
+    ) -> Result<(), AggregateError> {
+        let mut coins = Coins::new(self.coin);
+        for (y, c) in segments {
+            let blanket = coins.count(c, pool);
+            sink.push_many(y as u32, c - blanket)?;
+            for _ in 0..blanket {
+                sink.push(pool.uniform(self.m))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -301,5 +374,143 @@ mod tests {
         let mut agg = h.aggregator();
         assert!(agg.absorb(7).is_err());
         assert!(h.estimate(&Counts::new(3)).is_err());
+    }
+    /// Exact law of the counts of n per-client calls on `data` (enumerates m^n outcomes).
+    fn exact_counts_pmf(h: &Histogram, data: &[u32]) -> std::collections::BTreeMap<Vec<u64>, f64> {
+        let m = h.randomizer().m().get();
+        let mut pmf = std::collections::BTreeMap::new();
+        let total = (m as usize).pow(data.len() as u32);
+        for code in 0..total {
+            let (mut c, mut p, mut rest) = (vec![0u64; m as usize], 1.0, code);
+            for &x in data {
+                let y = (rest % m as usize) as u32;
+                rest /= m as usize;
+                c[y as usize] += 1;
+                p *= h.randomizer().probability(x, y);
+            }
+            *pmf.entry(c).or_insert(0.0) += p;
+        }
+        pmf
+    }
+
+    /// Chi-square of observed outcome counts against a pmf, cells with expected count below
+    /// 5 pooled into one.
+    fn chi_square_against(
+        observed: &std::collections::BTreeMap<Vec<u64>, u64>,
+        pmf: &std::collections::BTreeMap<Vec<u64>, f64>,
+        draws: u64,
+    ) -> (f64, f64) {
+        use crate::sample::stats::{chi_square, chi_square_critical};
+        assert!(
+            observed.keys().all(|k| pmf.contains_key(k)),
+            "impossible outcome"
+        );
+        let (mut obs, mut exp) = (Vec::new(), Vec::new());
+        let (mut pooled_o, mut pooled_e) = (0u64, 0.0);
+        for (k, &p) in pmf {
+            let o = observed.get(k).copied().unwrap_or(0);
+            if p * draws as f64 >= 5.0 {
+                obs.push(o);
+                exp.push(p * draws as f64);
+            } else {
+                pooled_o += o;
+                pooled_e += p * draws as f64;
+            }
+        }
+        if pooled_e > 0.0 {
+            obs.push(pooled_o);
+            exp.push(pooled_e);
+        }
+        (chi_square(&obs, &exp), chi_square_critical(obs.len() - 1))
+    }
+
+    #[test]
+    fn batched_simulation_has_the_per_client_law() {
+        // Issue 15: the batched path (Binomial counts of bit-sliced blanket coins per
+        // category) and n per-client calls give the same law of the analyzer state. Small
+        // instances, every outcome enumerated: chi-square of each path against the exact
+        // law of the counts and a two-sample chi-square between the paths, fixed seeds,
+        // significance about 1e-6 each.
+        use crate::sample::stats::chi_square_critical;
+        use std::collections::BTreeMap;
+        for (m, gamma, data) in [
+            (3u32, 0.3, vec![0u32, 0, 1, 2]),
+            (2, 0.05, vec![1, 1, 1, 0, 0]),
+            (4, 0.7, vec![3, 3, 3]),
+        ] {
+            let h = Histogram::new(
+                DomainSize::new(u64::from(m)).unwrap(),
+                Gamma::new(gamma).unwrap(),
+            );
+            let mut truth = vec![0u64; m as usize];
+            data.iter().for_each(|&x| truth[x as usize] += 1);
+            let pmf = exact_counts_pmf(&h, &data);
+            let draws = 30_000u64;
+            let (mut batched, mut client) = (BTreeMap::new(), BTreeMap::new());
+            let mut rng = simulation_rng(u64::from(m));
+            for r in 0..draws {
+                let b = h.simulate_batched(&truth, 17, r as u32, false).unwrap();
+                assert_eq!(b.reports(), data.len() as u64);
+                *batched.entry(b.counts().to_vec()).or_insert(0u64) += 1;
+                let mut c = h.aggregator();
+                for &x in &data {
+                    c.absorb(h.randomize_simulated(x, &mut rng).unwrap())
+                        .unwrap();
+                }
+                *client.entry(c.counts().to_vec()).or_insert(0u64) += 1;
+            }
+            for (what, obs) in [("batched", &batched), ("per-client", &client)] {
+                let (stat, crit) = chi_square_against(obs, &pmf, draws);
+                assert!(stat < crit, "m = {m}, {what}: {stat} >= {crit}");
+            }
+            // Two-sample (equal sizes): sum (a - b)^2 / (a + b) over cells with a + b >= 10.
+            let (mut stat, mut cells, mut rest) = (0.0, 0usize, (0u64, 0u64));
+            for k in pmf.keys() {
+                let a = batched.get(k).copied().unwrap_or(0);
+                let b = client.get(k).copied().unwrap_or(0);
+                if a + b >= 10 {
+                    stat += (a as f64 - b as f64).powi(2) / (a + b) as f64;
+                    cells += 1;
+                } else {
+                    rest = (rest.0 + a, rest.1 + b);
+                }
+            }
+            if rest.0 + rest.1 > 0 {
+                stat += (rest.0 as f64 - rest.1 as f64).powi(2) / (rest.0 + rest.1) as f64;
+                cells += 1;
+            }
+            assert!(
+                stat < chi_square_critical(cells - 1),
+                "m = {m}: two-sample {stat}"
+            );
+        }
+    }
+
+    #[test]
+    fn batched_simulation_is_reproducible_and_shuffle_free() {
+        // Same state with and without the ideal shuffler, on 1 or all threads, for n spanning
+        // several blocks; unbiased counts at n = 3e5 within 5 predicted sd.
+        let h = Histogram::new(DomainSize::new(16).unwrap(), Gamma::new(0.2).unwrap());
+        let truth: Vec<u64> = (0..16u64).map(|y| 1000 * (y + 1) * (y + 1) / 4).collect();
+        let n: u64 = truth.iter().sum();
+        let a = h.simulate_batched(&truth, 3, 2, false).unwrap();
+        assert_eq!(a.reports(), n);
+        assert_eq!(h.simulate_batched(&truth, 3, 2, true).unwrap(), a);
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert_eq!(
+            one.install(|| h.simulate_batched(&truth, 3, 2, false))
+                .unwrap(),
+            a
+        );
+        assert_ne!(h.simulate_batched(&truth, 3, 3, false).unwrap(), a);
+        let est = h.estimate(&a).unwrap();
+        for (y, (&e, &t)) in est.counts.iter().zip(&truth).enumerate() {
+            let sd = h.count_variance(t, n).sqrt();
+            assert!((e - t as f64).abs() < 5.0 * sd, "category {y}: {e} vs {t}");
+        }
+        assert!(h.simulate_batched(&truth[..15], 3, 2, false).is_err());
     }
 }

@@ -64,6 +64,11 @@ impl Grr {
         self.gamma
     }
 
+    /// The blanket coin, Bernoulli(gamma) exactly (for batched simulations).
+    pub(crate) fn blanket_coin(&self) -> Bernoulli {
+        self.blanket
+    }
+
     /// Public description with the local epsilon.
     pub fn params(&self) -> GrrParams {
         GrrParams {

@@ -18,14 +18,18 @@
 //!   overflows. See `docs/samplers.md`.
 //! * [`Polya`] samples Polya(1/k, a) (negative binomial) for a rational a exactly, as a thinned
 //!   compound Poisson (the distributed noise of `protocol::ikos_sum`).
+//! * [`BitPool`] and [`Coins`]: random bits a few at a time and Bernoulli coins 64 at a time
+//!   (bit-sliced), for batched simulations (same distributions, fewer generator words).
 
 mod bernoulli;
+mod bits;
 mod discrete_gaussian;
 mod discrete_laplace;
 mod polya;
 mod uniform;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_ratio, Bernoulli};
+pub use bits::{BitPool, Coins};
 pub use discrete_gaussian::{discrete_gaussian, DiscreteGaussian};
 pub use discrete_laplace::{discrete_laplace, DiscreteLaplace};
 pub use polya::Polya;

@@ -68,6 +68,12 @@ impl UnitVectors {
         self.values.is_empty()
     }
 
+    /// All values, row-major (vector i is `values()[i d..(i + 1) d]`).
+    #[inline]
+    pub(crate) fn values(&self) -> &[UnitValue] {
+        &self.values
+    }
+
     /// Vector i.
     #[inline]
     pub fn row(&self, i: usize) -> &[UnitValue] {

@@ -37,6 +37,7 @@
 //! paper writes k ([`DomainConvention::Paper`](crate::protocol::DomainConvention::Paper), reproduction only, not certified).
 
 mod analyzer;
+mod batched;
 mod calibration;
 mod data;
 mod guarantee;

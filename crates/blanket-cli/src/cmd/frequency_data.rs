@@ -147,7 +147,12 @@ pub fn csv_column(
         format!("{} (column {column})", path.display()),
     );
     prov.source = format!("{}, column {column}", path.display());
-    Ok(((0..n).map(|i| *users.get(i)).collect(), prov))
+    Ok((
+        (0..n as u64)
+            .map(|i| users.rows[users.pick.row(i)])
+            .collect(),
+        prov,
+    ))
 }
 
 #[cfg(test)]

@@ -417,6 +417,16 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     if a.protocol.is_some() && a.variant != Variant::Amortized {
         bail!("--protocol with --variant alternating is refused: the certified guarantee needs the alternating accountant evaluated on the grid of the honest, present users' messages, and a placement of dropped-out and malicious cells that keeps every column's honest count known is not derived (docs/protocol.md, \"--protocol with the alternating variant\"); use --variant amortized");
     }
+    let fixed = match a.protocol {
+        Some(DpProtocol::Histogram) => Some(1),
+        Some(DpProtocol::VectorSum) => u32::try_from(a.t).ok(),
+        _ => None,
+    };
+    if let (Some(m), Some(want)) = (a.messages, fixed) {
+        if m != want {
+            bail!("--messages = {m} differs from the {want} messages per client of this --protocol (leave --messages out)");
+        }
+    }
     let (payload, inputs): (Option<Payload>, Vec<Vec<u64>>) = match a.protocol {
         Some(DpProtocol::Histogram) => {
             let hr = histogram_inputs(a, &base)?;

@@ -415,7 +415,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     };
     let base = params_for(a.messages.unwrap_or(1))?;
     if a.protocol.is_some() && a.variant != Variant::Amortized {
-        bail!("--protocol with --variant alternating is refused: the certified guarantee needs the alternating accountant evaluated on the grid of the honest, present users' messages, and a placement of dropped-out and malicious cells that keeps every column's honest count known is not derived (docs/protocol.md, \"--protocol with the alternating variant\"); use --variant amortized");
+        bail!("--protocol with --variant alternating is refused: the alternating accountant's row and column bounds hold on the honest cells of the grid with the malicious cells handed over, but its joint clone bound with malicious cells (the binding one) and a calibrator over the reduced row and column sizes are not derived (docs/protocol.md, \"--protocol with the alternating variant\"); use --variant amortized");
     }
     let fixed = match a.protocol {
         Some(DpProtocol::Histogram) => Some(1),

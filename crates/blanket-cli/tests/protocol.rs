@@ -82,6 +82,14 @@ fn protocol_run_histogram_ends_with_a_certified_guarantee() {
     let h = &v["histogram"];
     assert!(h["certified_epsilon"].as_f64().unwrap() <= 2.0, "{h}");
     assert_eq!(h["estimate"].as_array().unwrap().len(), 4);
+    let honest: u64 = h["truth_honest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(honest, v["honest_present_clients"].as_u64().unwrap(), "{v}");
+    assert!(honest >= v["blanket_users"].as_u64().unwrap(), "{v}");
 }
 
 #[test]

@@ -197,6 +197,9 @@ struct HistogramJson {
     /// True counts of the accepted clients' inputs (malicious clients' included: they are
     /// in the output, not in the blanket).
     truth: Vec<u64>,
+    /// True counts of the honest clients whose submission was accepted (the population the
+    /// guarantee covers).
+    truth_honest: Vec<u64>,
     rmse: f64,
 }
 
@@ -500,7 +503,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             honest: &honest,
         };
         match pl {
-            Payload::Histogram(hr) => j.histogram = Some(histogram_estimate(a, hr, out)?),
+            Payload::Histogram(hr) => j.histogram = Some(histogram_estimate(a, hr, out, &pop)?),
             Payload::Vector(v) => j.vector_sum = Some(v.estimate(out, &pop)?),
             Payload::Ikos(k) => j.ikos_sum = Some(k.estimate(out, &pop)?),
         }
@@ -634,6 +637,7 @@ fn histogram_estimate(
     a: &ProtocolRunArgs,
     hr: &HistogramRun,
     out: &blanket_protocol::relay::RunOutput,
+    pop: &Populations,
 ) -> Result<HistogramJson> {
     use blanket::analyzer::Aggregator;
     let mut state = hr.h.aggregator();
@@ -647,6 +651,10 @@ fn histogram_estimate(
     }
     let est = hr.h.estimate(&state)?;
     let mut truth = vec![0u64; a.domain as usize];
+    let mut truth_honest = vec![0u64; a.domain as usize];
+    for &c in pop.accepted.iter().filter(|&&c| (pop.honest)(c)) {
+        truth_honest[hr.categories[c as usize] as usize] += 1;
+    }
     for &c in &out.accepted_clients {
         truth[hr.categories[c as usize] as usize] += 1;
     }
@@ -669,6 +677,7 @@ fn histogram_estimate(
         method: format!("{:?}", g.method),
         estimate: est.counts,
         truth,
+        truth_honest,
         rmse,
     })
 }

@@ -82,6 +82,14 @@ fn protocol_run_histogram_ends_with_a_certified_guarantee() {
     let h = &v["histogram"];
     assert!(h["certified_epsilon"].as_f64().unwrap() <= 2.0, "{h}");
     assert_eq!(h["estimate"].as_array().unwrap().len(), 4);
+    let honest: u64 = h["truth_honest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(honest, v["honest_present_clients"].as_u64().unwrap(), "{v}");
+    assert!(honest >= v["blanket_users"].as_u64().unwrap(), "{v}");
 }
 
 #[test]
@@ -102,5 +110,155 @@ fn protocol_run_bad_input_names_the_field() {
             "1",
         ],
         "--delta",
+    );
+}
+
+fn run_with(protocol: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "protocol",
+        "run",
+        "--clients",
+        "100",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--sigma",
+        "12",
+        "--eta",
+        "4",
+        "--json",
+    ];
+    args.extend_from_slice(protocol);
+    json(&args)
+}
+
+/// The guarantee's n is the honest, present count n - floor(alpha n) - floor(gamma n) = 90,
+/// no more than the honest clients whose submission was accepted.
+fn check_population(v: &serde_json::Value, users: &serde_json::Value) {
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["correct"], true, "{v}");
+    assert_eq!(v["honest_messages_delivered"], true, "{v}");
+    assert_eq!(v["blanket_users"], 90);
+    assert_eq!(*users, 90);
+    assert!(v["honest_present_clients"].as_u64().unwrap() >= 90, "{v}");
+}
+
+#[test]
+fn protocol_run_vector_sum_estimate_within_its_predicted_error() {
+    let v = run_with(&[
+        "--protocol",
+        "vector-sum",
+        "--eps",
+        "3",
+        "--delta",
+        "1e-4",
+        "--d",
+        "3",
+        "--t",
+        "2",
+    ]);
+    let s = &v["vector_sum"];
+    check_population(&v, &s["users"]);
+    assert_eq!(v["messages_per_client"], 2);
+    assert!(s["certified_epsilon"].as_f64().unwrap() <= 3.0, "{s}");
+    assert!(s["certified_delta"].as_f64().unwrap() <= 1e-4, "{s}");
+    assert_eq!(s["out_of_domain"], 0);
+    // One run (fixed seed): the squared error of the mean vector, a sum of 3 roughly
+    // chi-square(1) terms scaled by the prediction, within 12 times its prediction
+    // (probability of exceeding it below 1e-5 for a correct estimator).
+    let (mse, pred) = (
+        s["mse_mean"].as_f64().unwrap(),
+        s["predicted_mse_mean"].as_f64().unwrap(),
+    );
+    assert!(mse <= 12.0 * pred, "{mse} vs {pred}");
+    // The honest clients' truth differs from all accepted clients' by the malicious
+    // clients' contributions, at most the stated shift per malicious client.
+    let bad = v["malicious_accepted_clients"].as_f64().unwrap();
+    let shift = s["malicious_shift_per_client"].as_f64().unwrap();
+    for j in 0..3 {
+        let (h, a) = (
+            s["truth_sum_honest"][j].as_f64().unwrap(),
+            s["truth_sum_accepted"][j].as_f64().unwrap(),
+        );
+        assert!(a - h >= 0.0 && a - h <= bad * shift, "{s}");
+    }
+}
+
+#[test]
+fn protocol_run_ikos_sum_estimate_within_its_predicted_error() {
+    let v = run_with(&["--protocol", "ikos-sum", "--eps", "1"]);
+    let s = &v["ikos_sum"];
+    check_population(&v, &s["users"]);
+    let m = s["shares"].as_u64().unwrap();
+    assert_eq!(v["messages_per_client"], m);
+    assert!(m >= s["shares_required_blanket"].as_u64().unwrap());
+    assert_eq!(s["certified_epsilon"], 1.0);
+    // delta = (1 + e) 2^-12
+    let delta = s["certified_delta"].as_f64().unwrap();
+    assert!(
+        (delta - (1.0 + 1f64.exp()) / 4096.0).abs() < 1e-12,
+        "{delta}"
+    );
+    let err = s["estimate"].as_f64().unwrap() - s["truth_accepted"].as_f64().unwrap();
+    assert!(
+        err.abs() <= 6.0 * s["predicted_rmse"].as_f64().unwrap(),
+        "{s}"
+    );
+    assert_eq!(s["out_of_domain"], 0);
+}
+
+#[test]
+fn protocol_run_refuses_what_it_cannot_certify() {
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "50",
+            "--variant",
+            "alternating",
+            "--protocol",
+            "histogram",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-4",
+        ],
+        "--variant alternating",
+    );
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "50",
+            "--protocol",
+            "ikos-sum",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-4",
+        ],
+        "--delta does not apply",
+    );
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "50",
+            "--protocol",
+            "vector-sum",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-4",
+            "--t",
+            "2",
+            "--messages",
+            "3",
+        ],
+        "--messages = 3",
     );
 }

@@ -3,7 +3,7 @@
 //! clients, and its costs beside the paper's reference figures.
 
 use anyhow::{bail, Result};
-use blanket_protocol::driver::{self, SimConfig, SimReport, ALL_BEHAVIOURS};
+use blanket_protocol::driver::{self, Fate, SimConfig, SimReport, ALL_BEHAVIOURS};
 use blanket_protocol::params::Variant as Layout;
 use blanket_protocol::ProtocolParams;
 use clap::{Args, Subcommand, ValueEnum};
@@ -11,6 +11,9 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use serde::Serialize;
 
 use super::common::spinner;
+use payload::Populations;
+
+mod payload;
 use crate::output::{kv_table, num, print_json};
 
 #[derive(Subcommand)]
@@ -36,6 +39,12 @@ pub enum Variant {
 pub enum DpProtocol {
     /// Histogram over m categories with the privacy-blanket GRR randomizer.
     Histogram,
+    /// Sum of vectors in [0, 1]^d (Scott, Cormode, Maple 2021): t (coordinate, level) pairs
+    /// per client.
+    VectorSum,
+    /// DP sum of reals in [0, 1] by split-and-mix with distributed Polya noise: m IKOS
+    /// shares per client.
+    IkosSum,
 }
 
 #[derive(Args, Clone)]
@@ -61,12 +70,13 @@ pub struct ProtocolRunArgs {
     /// Output delivery fails with probability at most 2^-eta.
     #[arg(long, default_value_t = 10)]
     pub eta: u32,
-    /// Messages per client (several for vector sums or IKOS shares).
-    #[arg(long, default_value_t = 1)]
-    pub messages: u32,
+    /// Messages per client (default 1 without --protocol; with --protocol it is the
+    /// protocol's count: 1 for histogram, t for vector-sum, the IKOS share count m for
+    /// ikos-sum, and if given it must equal that count).
+    #[arg(long)]
+    pub messages: Option<u32>,
     /// Run a DP protocol over the shuffle and end with its estimate and certified guarantee
-    /// (for the honest, present users only). Only `histogram` (GRR over --domain
-    /// categories, amortized variant) is implemented.
+    /// for the honest, present users only (amortized variant).
     #[arg(long, value_enum)]
     pub protocol: Option<DpProtocol>,
     /// Target epsilon of --protocol (> 0, natural log).
@@ -78,6 +88,15 @@ pub struct ProtocolRunArgs {
     /// Number of categories m of --protocol histogram.
     #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64)]
     pub domain: u64,
+    /// Dimension d of --protocol vector-sum.
+    #[arg(long, default_value_t = 4, value_parser = crate::numeric::parse_u64)]
+    pub d: u64,
+    /// Coordinates each client reports, t, of --protocol vector-sum.
+    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64)]
+    pub t: u64,
+    /// Fixed precision k of --protocol vector-sum (default: the best k).
+    #[arg(long, value_parser = crate::numeric::parse_u64)]
+    pub k: Option<u64>,
     /// Seed of the simulation (reproducible; real clients never use a seed).
     #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64)]
     pub seed: u64,
@@ -127,6 +146,14 @@ struct RunJson {
     proof_bytes_worst_client: u64,
     worst_client: u32,
     bytes_avg_client: f64,
+    /// Honest clients whose submission was accepted (the honest, present users; at least
+    /// `blanket_users` when the adversary stays within the bounds), malicious clients whose
+    /// submission was accepted, and whether every honest, present client's messages are in
+    /// the output (`correct` checks the whole output: exactly the messages of all accepted
+    /// clients, honest and malicious).
+    honest_present_clients: usize,
+    malicious_accepted_clients: usize,
+    honest_messages_delivered: bool,
     cheaters_detected: usize,
     cheaters: Vec<CheaterJson>,
     /// Malicious clients that deviated in a message the relay saw but were not named
@@ -145,8 +172,16 @@ struct RunJson {
     blanket_users: u64,
     trust: &'static str,
     paper: PaperJson,
+    /// Probability that the shuffle is not private (every shuffler of a chain malicious,
+    /// or t malicious key holders): 2^-sigma; add it to a protocol's delta when the public
+    /// randomness is not conditioned on.
+    shuffle_failure: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     histogram: Option<HistogramJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vector_sum: Option<payload::VectorSumJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ikos_sum: Option<payload::IkosSumJson>,
 }
 
 #[derive(Serialize)]
@@ -162,6 +197,9 @@ struct HistogramJson {
     /// True counts of the accepted clients' inputs (malicious clients' included: they are
     /// in the output, not in the blanket).
     truth: Vec<u64>,
+    /// True counts of the honest clients whose submission was accepted (the population the
+    /// guarantee covers).
+    truth_honest: Vec<u64>,
     rmse: f64,
 }
 
@@ -171,27 +209,35 @@ struct HistogramRun {
     categories: Vec<u32>,
 }
 
-/// Calibrate the histogram for the blanket users and randomize every client's category.
-fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<HistogramRun> {
-    use blanket::accounting::Best;
-    use blanket::calibrate::Target;
-    use blanket::params::{Delta, DomainSize, Epsilon, NumUsers};
-    use blanket::protocol::histogram::Histogram;
-    if a.variant != Variant::Amortized {
-        bail!("--protocol with --variant alternating: no certified guarantee (the alternating accountant counts every message of a column, and the blanket of a column with dropped-out and malicious clients in it is not derived); use --variant amortized");
-    }
+/// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee covers.
+fn blanket_users(params: &ProtocolParams) -> u64 {
+    u64::from(params.clients)
+        .saturating_sub(u64::from(params.max_dropouts))
+        .saturating_sub(u64::from(params.max_malicious))
+}
+
+/// The calibration target of --protocol: --eps, --delta, n' honest, present users.
+fn protocol_target(
+    a: &ProtocolRunArgs,
+    params: &ProtocolParams,
+) -> Result<blanket::calibrate::Target> {
+    use blanket::params::{Delta, Epsilon, NumUsers};
     let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
         bail!("--protocol needs --eps and --delta");
     };
-    if a.messages != 1 {
-        bail!("--protocol histogram sends one message per client: --messages must be 1");
-    }
-    let n_blanket = (params.clients - params.max_dropouts - params.max_malicious) as u64;
-    let target = Target {
+    Ok(blanket::calibrate::Target {
         eps: Epsilon::new(eps)?,
         delta: Delta::new(delta)?,
-        n: NumUsers::new(n_blanket)?,
-    };
+        n: NumUsers::new(blanket_users(params))?,
+    })
+}
+
+/// Calibrate the histogram for the blanket users and randomize every client's category.
+fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<HistogramRun> {
+    use blanket::accounting::Best;
+    use blanket::params::DomainSize;
+    use blanket::protocol::histogram::Histogram;
+    let target = protocol_target(a, params)?;
     let m = DomainSize::new(a.domain)?;
     let (h, cal) = Histogram::calibrate(m, &target, &Best::default())?;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed ^ 0x4849_5354);
@@ -221,7 +267,7 @@ fn role_label(r: &str) -> &'static str {
     }
 }
 
-fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
+fn to_json(args: &ProtocolRunArgs, cfg: &SimConfig, r: &SimReport) -> RunJson {
     let p = r.params;
     let (worst, bytes_worst) = r.worst_client();
     let roles: Vec<RoleJson> = r
@@ -264,6 +310,22 @@ fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
         proof_bytes_worst_client: r.proof_bytes[worst as usize],
         worst_client: worst,
         bytes_avg_client: r.bytes_avg(),
+        honest_present_clients: r.output.as_ref().map_or(0, |o| {
+            o.accepted_clients
+                .iter()
+                .filter(|&&c| !is_malicious(cfg, c))
+                .count()
+        }),
+        malicious_accepted_clients: r.output.as_ref().map_or(0, |o| {
+            o.accepted_clients
+                .iter()
+                .filter(|&&c| is_malicious(cfg, c))
+                .count()
+        }),
+        honest_messages_delivered: r
+            .output
+            .as_ref()
+            .is_some_and(|o| honest_messages_delivered(cfg, o)),
         cheaters_detected: r.cheaters.len(),
         cheaters: r
             .cheaters
@@ -286,11 +348,12 @@ fn to_json(args: &ProtocolRunArgs, r: &SimReport) -> RunJson {
             .map(|x| (x.role, x.cpu_seconds_per_party))
             .collect(),
         roles,
-        blanket_users: (p.clients as u64)
-            .saturating_sub(p.max_dropouts as u64)
-            .saturating_sub(p.max_malicious as u64),
+        blanket_users: blanket_users(&p),
         trust: TRUST,
+        shuffle_failure: 2f64.powi(-(p.sigma.min(1000) as i32)),
         histogram: None,
+        vector_sum: None,
+        ikos_sum: None,
         paper: PaperJson {
             rounds: 24,
             rounds_no_shuffler_dropout: 18,
@@ -306,6 +369,38 @@ pub fn run(c: &ProtocolCommand) -> Result<()> {
     }
 }
 
+fn is_malicious(cfg: &SimConfig, c: u32) -> bool {
+    matches!(cfg.fates.get(c as usize), Some(Fate::Malicious(_)))
+}
+
+/// Every honest client that was accepted has all its messages in the output multiset.
+fn honest_messages_delivered(cfg: &SimConfig, o: &blanket_protocol::relay::RunOutput) -> bool {
+    let mut got: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    for &m in &o.messages {
+        *got.entry(m).or_default() += 1;
+    }
+    for &c in o
+        .accepted_clients
+        .iter()
+        .filter(|&&c| !is_malicious(cfg, c))
+    {
+        for m in &cfg.inputs[c as usize] {
+            match got.get_mut(m) {
+                Some(k) if *k > 0 => *k -= 1,
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The DP protocol of a run, set up for the honest, present users.
+enum Payload {
+    Histogram(HistogramRun),
+    Vector(payload::VectorRun),
+    Ikos(payload::IkosRun),
+}
+
 fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     if a.clients < 3 || a.clients > u32::MAX as u64 / 2 {
         bail!(
@@ -318,36 +413,72 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         Variant::Amortized => Layout::Amortized,
         Variant::Alternating => Layout::Alternating,
     };
-    let params = ProtocolParams::for_variant(
-        layout,
-        n,
-        a.dropout,
-        a.malicious,
-        a.sigma,
-        a.eta,
-        a.messages,
-    )?;
-    let hist = match a.protocol {
-        Some(DpProtocol::Histogram) => Some(histogram_inputs(a, &params)?),
-        None => None,
+    let params_for = |messages: u32| {
+        ProtocolParams::for_variant(layout, n, a.dropout, a.malicious, a.sigma, a.eta, messages)
     };
-    let inputs: Vec<Vec<u64>> = match &hist {
-        Some(hr) => hr
-            .categories
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                let mut r = blanket::rng::simulation_stream(a.seed, i as u64);
-                Ok(vec![u64::from(hr.h.randomize_simulated(c, &mut r)?)])
-            })
-            .collect::<Result<_>>()?,
+    let base = params_for(a.messages.unwrap_or(1))?;
+    if a.protocol.is_some() && a.variant != Variant::Amortized {
+        bail!("--protocol with --variant alternating is refused: the alternating accountant's row and column bounds hold on the honest cells of the grid with the malicious cells handed over, but its joint clone bound with malicious cells (the binding one) and a calibrator over the reduced row and column sizes are not derived (docs/protocol.md, \"--protocol with the alternating variant\"); use --variant amortized");
+    }
+    let fixed = match a.protocol {
+        Some(DpProtocol::Histogram) => Some(1),
+        Some(DpProtocol::VectorSum) => u32::try_from(a.t).ok(),
+        _ => None,
+    };
+    if let (Some(m), Some(want)) = (a.messages, fixed) {
+        if m != want {
+            bail!("--messages = {m} differs from the {want} messages per client of this --protocol (leave --messages out)");
+        }
+    }
+    let (payload, inputs): (Option<Payload>, Vec<Vec<u64>>) = match a.protocol {
+        Some(DpProtocol::Histogram) => {
+            let hr = histogram_inputs(a, &base)?;
+            let inputs = hr
+                .categories
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    let mut r = blanket::rng::simulation_stream(a.seed, i as u64);
+                    Ok(vec![u64::from(hr.h.randomize_simulated(c, &mut r)?)])
+                })
+                .collect::<Result<_>>()?;
+            (Some(Payload::Histogram(hr)), inputs)
+        }
+        Some(DpProtocol::VectorSum) => {
+            let target = protocol_target(a, &base)?;
+            let (run, inputs) = payload::vector_inputs(a.d, a.t, a.k, &target, n, a.seed)?;
+            (Some(Payload::Vector(run)), inputs)
+        }
+        Some(DpProtocol::IkosSum) => {
+            let Some(eps) = a.eps else {
+                bail!("--protocol ikos-sum needs --eps");
+            };
+            if a.delta.is_some() {
+                bail!("--delta does not apply to --protocol ikos-sum: its delta is (1 + e^eps) 2^-sigma, set by --sigma");
+            }
+            let (run, inputs) =
+                payload::ikos_inputs(eps, a.sigma, blanket_users(&base), n, a.seed)?;
+            (Some(Payload::Ikos(run)), inputs)
+        }
         None => {
             let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed);
-            (0..n)
-                .map(|_| (0..a.messages).map(|_| rng.next_u64() >> 32).collect())
-                .collect()
+            let m = a.messages.unwrap_or(1);
+            let inputs = (0..n)
+                .map(|_| (0..m).map(|_| rng.next_u64() >> 32).collect())
+                .collect();
+            (None, inputs)
         }
     };
+    let messages = match &payload {
+        None => a.messages.unwrap_or(1),
+        Some(Payload::Histogram(_)) => 1,
+        Some(Payload::Vector(v)) => v.messages(),
+        Some(Payload::Ikos(k)) => k.messages(),
+    };
+    if let Some(m) = a.messages.filter(|&m| m != messages) {
+        bail!("--messages = {m} differs from the {messages} messages per client of this --protocol (leave --messages out)");
+    }
+    let params = params_for(messages)?;
     let cfg = SimConfig::random(
         params,
         params.max_dropouts,
@@ -364,9 +495,18 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         ))
     })?;
     pb.finish_and_clear();
-    let mut j = to_json(a, &report);
-    if let (Some(hr), Some(out)) = (&hist, &report.output) {
-        j.histogram = Some(histogram_estimate(a, hr, out)?);
+    let mut j = to_json(a, &cfg, &report);
+    if let (Some(pl), Some(out)) = (&payload, &report.output) {
+        let honest = |c: u32| !is_malicious(&cfg, c);
+        let pop = Populations {
+            accepted: &out.accepted_clients,
+            honest: &honest,
+        };
+        match pl {
+            Payload::Histogram(hr) => j.histogram = Some(histogram_estimate(a, hr, out, &pop)?),
+            Payload::Vector(v) => j.vector_sum = Some(v.estimate(out, &pop)?),
+            Payload::Ikos(k) => j.ikos_sum = Some(k.estimate(out, &pop)?),
+        }
     }
     if a.json {
         return print_json(&j);
@@ -453,6 +593,37 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             h.method
         );
     }
+    if let Some(v) = &j.vector_sum {
+        println!(
+            "vector sum, d = {}, t = {}, k = {}, gamma {}: estimated sum {:?}; true sum of the honest, present clients {:?} (of all accepted clients {:?}); mean-vector squared error {} (predicted {}); one malicious client shifts a coordinate by at most {}",
+            v.d, v.t, v.k, num(v.gamma), v.estimate_sum.iter().map(|x| num(*x)).collect::<Vec<_>>(),
+            v.truth_sum_honest.iter().map(|x| num(*x)).collect::<Vec<_>>(),
+            v.truth_sum_accepted.iter().map(|x| num(*x)).collect::<Vec<_>>(),
+            num(v.mse_mean), num(v.predicted_mse_mean), num(v.malicious_shift_per_client)
+        );
+        println!(
+            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above",
+            crate::output::up(v.certified_epsilon),
+            crate::output::up(v.certified_delta),
+            v.users,
+            v.method
+        );
+    }
+    if let Some(k) = &j.ikos_sum {
+        println!(
+            "IKOS sum, p = {}, q = 2^{}, m = {} shares (split-and-mix {}-secure for the {} honest, present users needs {}): estimate {}; true sum of the honest, present clients {} (of all accepted clients {}); predicted RMSE {}; one malicious client can move the estimate by up to q/p = {}",
+            k.precision, k.modulus_bits, k.shares, k.sigma, k.users, k.shares_required_blanket,
+            num(k.estimate), num(k.truth_honest), num(k.truth_accepted), num(k.predicted_rmse),
+            num(k.malicious_shift_per_client)
+        );
+        println!(
+            "certified: ({}, {})-DP for the {} honest, present users ({}), under the trust assumption above",
+            crate::output::up(k.certified_epsilon),
+            crate::output::up(k.certified_delta),
+            k.users,
+            k.method
+        );
+    }
     if !j.delivered {
         bail!("the run did not deliver: {}", j.error.unwrap_or_default());
     }
@@ -466,6 +637,7 @@ fn histogram_estimate(
     a: &ProtocolRunArgs,
     hr: &HistogramRun,
     out: &blanket_protocol::relay::RunOutput,
+    pop: &Populations,
 ) -> Result<HistogramJson> {
     use blanket::analyzer::Aggregator;
     let mut state = hr.h.aggregator();
@@ -479,6 +651,10 @@ fn histogram_estimate(
     }
     let est = hr.h.estimate(&state)?;
     let mut truth = vec![0u64; a.domain as usize];
+    let mut truth_honest = vec![0u64; a.domain as usize];
+    for &c in pop.accepted.iter().filter(|&&c| (pop.honest)(c)) {
+        truth_honest[hr.categories[c as usize] as usize] += 1;
+    }
     for &c in &out.accepted_clients {
         truth[hr.categories[c as usize] as usize] += 1;
     }
@@ -501,6 +677,7 @@ fn histogram_estimate(
         method: format!("{:?}", g.method),
         estimate: est.counts,
         truth,
+        truth_honest,
         rmse,
     })
 }

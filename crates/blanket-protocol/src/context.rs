@@ -49,3 +49,19 @@ pub fn decrypt(run: &RunId) -> Vec<u8> {
     v.extend_from_slice(run);
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shuffle_context_binds_the_proof_system() {
+        let run = [7u8; 16];
+        let tw = shuffle(&run, ProofSystem::TereliusWikstrom, 0, 1, 2);
+        let bg = shuffle(&run, ProofSystem::BayerGroth, 0, 1, 2);
+        assert_ne!(tw, bg);
+        // Fixed-width fields: the name sits right after the run id.
+        assert_eq!(&bg[SHUFFLE.len() + 16..SHUFFLE.len() + 18], b"bg");
+        assert_eq!(tw.len(), bg.len());
+    }
+}

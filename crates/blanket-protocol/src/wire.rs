@@ -659,12 +659,15 @@ mod tests {
         assert_eq!(b.len(), HEADER_BYTES + 4 + 8);
         let back = Envelope::from_bytes(&b).unwrap();
         assert_eq!(back.to_bytes(), b);
-        let mut bad = b.clone();
-        bad[0] = 2;
-        assert!(matches!(
-            Envelope::from_bytes(&bad),
-            Err(WireError::UnknownVersion { got: 2, .. })
-        ));
+        // Version 1 (the shuffle proof was untagged) is refused, as is 3.
+        for v in [1, 3] {
+            let mut bad = b.clone();
+            bad[0] = v;
+            assert!(matches!(
+                Envelope::from_bytes(&bad),
+                Err(WireError::UnknownVersion { got, expected: 2 }) if got == v
+            ));
+        }
         let mut bad = b.clone();
         bad[1] = 13;
         assert_eq!(

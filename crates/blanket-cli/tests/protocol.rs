@@ -262,3 +262,52 @@ fn protocol_run_refuses_what_it_cannot_certify() {
         "--messages = 3",
     );
 }
+
+#[test]
+fn protocol_run_proof_flag_selects_the_proof_of_shuffle() {
+    let run = |proof: Option<&str>| {
+        let mut args = vec![
+            "protocol",
+            "run",
+            "--clients",
+            "40",
+            "--dropout",
+            "0.05",
+            "--malicious",
+            "0.05",
+            "--sigma",
+            "8",
+            "--eta",
+            "4",
+            "--json",
+        ];
+        if let Some(p) = proof {
+            args.extend(["--proof", p]);
+        }
+        json(&args)
+    };
+    let default = run(None);
+    let tw = run(Some("tw"));
+    let bg = run(Some("bg"));
+    assert_eq!(default["proof"], "tw");
+    assert_eq!(tw["proof"], "tw");
+    assert_eq!(bg["proof"], "bg");
+    for v in [&tw, &bg] {
+        assert_eq!(v["delivered"], true, "{v}");
+        assert_eq!(v["correct"], true, "{v}");
+        assert_eq!(v["honest_named"], 0);
+    }
+    // Same seed and parameters: only the proof bytes (and what depends on them) differ.
+    assert_eq!(
+        default["proof_bytes_worst_client"],
+        tw["proof_bytes_worst_client"]
+    );
+    assert_ne!(
+        tw["proof_bytes_worst_client"],
+        bg["proof_bytes_worst_client"]
+    );
+    fails_with(
+        &["protocol", "run", "--clients", "40", "--proof", "xx"],
+        "allowed: tw, bg",
+    );
+}

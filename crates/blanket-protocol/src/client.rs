@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use blanket_crypto::channel::{Channel, ChannelError};
 use blanket_crypto::dkg::{self, Dealer, Dealing, DkgError, DkgParams, SecretShare};
-use blanket_crypto::shuffle::{self, Generators, ShuffleError};
+use blanket_crypto::shuffle::{self, ProofSystem, ShuffleError, ShuffleSetup};
 use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext, SubmissionError};
 use blanket_crypto::threshold::KeyShare;
 use blanket_crypto::{Ciphertext, Keypair, PublicKey};
@@ -98,6 +98,8 @@ pub struct Client<R> {
     member: Option<Member>,
     key_share: Option<KeyShare>,
     public_key: Option<PublicKey>,
+    /// The run's proof of shuffle (`ProtocolParams::proof`).
+    proof: ProofSystem,
 }
 
 impl<R: RngCore + CryptoRng> Client<R> {
@@ -115,7 +117,15 @@ impl<R: RngCore + CryptoRng> Client<R> {
             member: None,
             key_share: None,
             public_key: None,
+            proof: ProofSystem::TereliusWikstrom,
         }
+    }
+
+    /// The same client proving its shuffles with `proof` (the run's
+    /// `ProtocolParams::proof`; Terelius-Wikstrom unless set).
+    pub fn with_proof(mut self, proof: ProofSystem) -> Self {
+        self.proof = proof;
+        self
     }
 
     /// This client's id.
@@ -374,9 +384,10 @@ impl<R: RngCore + CryptoRng> Client<R> {
         let pk = self.public_key.ok_or(ClientError::Unexpected {
             kind: Kind::ShuffleRequest,
         })?;
-        let gens = Generators::new(list.len());
-        let ctx = context::shuffle(&self.run, lane, stage, self.id);
-        let (out, proof) = shuffle::shuffle_and_prove(&gens, &pk, &list, &ctx, &mut self.rng)?;
+        let setup = ShuffleSetup::new(self.proof, list.len())?;
+        let ctx = context::shuffle(&self.run, self.proof, lane, stage, self.id);
+        let (out, proof) =
+            shuffle::shuffle_and_prove_with(&setup, &pk, &list, &ctx, &mut self.rng)?;
         Ok(Message::ShuffleResponse {
             lane,
             stage,

@@ -13,7 +13,7 @@ mod cpu;
 
 use std::time::Instant;
 
-use blanket_crypto::shuffle::ShuffleProof;
+use blanket_crypto::shuffle::ProofSystem;
 use blanket_crypto::Keypair;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -114,7 +114,9 @@ pub struct SimReport {
     pub refusals: Vec<RelayRefusal>,
     /// Errors honest clients hit (must stay empty).
     pub client_errors: Vec<(u32, String)>,
-    /// Per client: bytes sent, bytes received, shuffle-proof bytes sent.
+    /// Per client: bytes sent, bytes received, shuffle-proof bytes sent
+    /// (the encoded `AnyShuffleProof`s of its shuffle responses, tag byte
+    /// included, of whichever proof system it used).
     pub bytes_sent: Vec<u64>,
     pub bytes_received: Vec<u64>,
     pub proof_bytes: Vec<u64>,
@@ -390,9 +392,22 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
             let keys = Keypair::generate(&mut rng);
             let mut tamper = ChaCha20Rng::seed_from_u64(cfg.seed ^ 0x7a3b);
             tamper.set_stream(i as u64 + 1);
+            let fate = cfg.fates[i as usize];
+            // A client with the wrong-proof-system behaviour proves with the
+            // other system (the relay must name it).
+            let proof = match (fate, params.proof) {
+                (Fate::Malicious(Behaviour::WrongProofSystem), ProofSystem::TereliusWikstrom) => {
+                    ProofSystem::BayerGroth
+                }
+                (Fate::Malicious(Behaviour::WrongProofSystem), ProofSystem::BayerGroth) => {
+                    ProofSystem::TereliusWikstrom
+                }
+                (_, p) => p,
+            };
             Party {
-                client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng),
-                fate: cfg.fates[i as usize],
+                client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng)
+                    .with_proof(proof),
+                fate,
                 role_replies: &[],
                 tamper,
                 last_reply: None,
@@ -459,11 +474,11 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
             for r in o.replies {
                 sent[o.id as usize] += r.len() as u64;
                 if let Ok(Envelope {
-                    message: Message::ShuffleResponse { list, .. },
+                    message: Message::ShuffleResponse { proof, .. },
                     ..
                 }) = Envelope::from_bytes(&r)
                 {
-                    proof_bytes[o.id as usize] += ShuffleProof::encoded_len(list.len()) as u64;
+                    proof_bytes[o.id as usize] += proof.size_bytes() as u64;
                 }
                 if let Err(e) = relay.receive(o.id, &r) {
                     refusals.push(e);

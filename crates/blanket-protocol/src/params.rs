@@ -31,6 +31,7 @@
 //! compared with a relative margin of 1e-6 on the safe side.
 
 use blanket::shuffle::alternating::GridLayout;
+pub use blanket_crypto::shuffle::ProofSystem;
 
 /// Why parameters were refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -96,6 +97,13 @@ pub struct ProtocolParams {
     pub chain: u32,
     /// Backup shufflers b (per list).
     pub backups: u32,
+    /// The proof of shuffle every shuffler gives and the relay checks
+    /// (`--proof tw|bg`): fixed for the run and bound into every shuffle
+    /// proof's context ([`crate::context::shuffle`]), so a proof of one
+    /// system is never accepted as the other. [`ProtocolParams::new`] and
+    /// [`ProtocolParams::for_variant`] choose Terelius-Wikstrom; see
+    /// [`ProtocolParams::with_proof`].
+    pub proof: ProofSystem,
 }
 
 /// `ln(k!)`: exact sum below 32, Stirling series above.
@@ -247,10 +255,17 @@ impl ProtocolParams {
                     threshold: t as u32,
                     chain: k as u32,
                     backups: b as u32,
+                    proof: ProofSystem::TereliusWikstrom,
                 });
             }
         }
         Err(infeasible("key committee"))
+    }
+
+    /// The same parameters with proof system `proof` (the other parameters
+    /// do not depend on it).
+    pub fn with_proof(self, proof: ProofSystem) -> Self {
+        ProtocolParams { proof, ..self }
     }
 
     /// Length of one public shuffler list.

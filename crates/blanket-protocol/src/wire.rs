@@ -1,7 +1,7 @@
 //! Wire messages of the protocol: one versioned envelope, twelve kinds,
 //! every length checked (`docs/protocol.md`, "Wire format").
 //!
-//! Envelope (version 1), little-endian:
+//! Envelope (version 2), little-endian:
 //! `u8 version | u8 kind | run id (16) | u32 round | u32 sender |
 //! u32 recipient | u32 payload length | payload`. The payload length must
 //! equal the rest of the input and stay below [`MAX_PAYLOAD_BYTES`]; every
@@ -9,11 +9,16 @@
 //! [`RELAY_ID`]. Cryptographic objects use the encodings of
 //! `blanket-crypto` (`docs/crypto.md`); variable-length ones (dealings,
 //! sealed channel messages, proofs) are prefixed with a `u32` length.
+//!
+//! Version 2 changed one payload from version 1: the proof of a
+//! shuffle response is an `AnyShuffleProof` (a tag byte, 1
+//! Terelius-Wikstrom or 2 Bayer-Groth, then that proof), so that the run's
+//! proof system (`ProtocolParams::proof`) can be either.
 
 use blanket_crypto::channel::SealedMessage;
 use blanket_crypto::dkg::{Dealing, SecretShare, SECRET_SHARE_BYTES};
 use blanket_crypto::elgamal::{decode_ciphertexts, encode_ciphertexts, MAX_LIST_LEN};
-use blanket_crypto::shuffle::ShuffleProof;
+use blanket_crypto::shuffle::AnyShuffleProof;
 use blanket_crypto::submission::{ClientSubmission, SUBMISSION_BYTES};
 use blanket_crypto::threshold::PartialDecryption;
 use blanket_crypto::wire::{decode_point, DecodeError, POINT_BYTES};
@@ -21,7 +26,7 @@ use blanket_crypto::{Ciphertext, PublicKey};
 use curve25519_dalek::ristretto::RistrettoPoint;
 
 /// Version tag of the envelope.
-pub const PROTOCOL_VERSION: u8 = 1;
+pub const PROTOCOL_VERSION: u8 = 2;
 /// The relay's identity in envelopes.
 pub const RELAY_ID: u32 = u32::MAX;
 /// Envelope header length.
@@ -187,12 +192,13 @@ pub enum Message {
         stage: u32,
         list: Vec<Ciphertext>,
     },
-    /// Shuffler to relay: the shuffled list and its proof.
+    /// Shuffler to relay: the shuffled list and its proof (of the run's
+    /// proof system; the relay refuses the other one).
     ShuffleResponse {
         lane: u32,
         stage: u32,
         list: Vec<Ciphertext>,
-        proof: ShuffleProof,
+        proof: AnyShuffleProof,
     },
     /// Relay to a key holder: the `c1` parts of the final list.
     DecryptRequest { c1: Vec<RistrettoPoint> },
@@ -534,12 +540,16 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             let lane = r.u32()?;
             let stage = r.u32()?;
             let list = crypto(r.what, decode_ciphertexts(r.prefixed()?))?;
-            let proof = crypto(r.what, ShuffleProof::from_bytes(r.rest()))?;
-            if proof.len() != list.len() {
+            let proof = crypto(r.what, AnyShuffleProof::from_bytes(r.rest()))?;
+            let proof_len = match &proof {
+                AnyShuffleProof::TereliusWikstrom(p) => p.len(),
+                AnyShuffleProof::BayerGroth(p) => p.len(),
+            };
+            if proof_len != list.len() {
                 return Err(WireError::WrongLength {
                     what: "shuffle-response proof",
                     expected: list.len(),
-                    got: proof.len(),
+                    got: proof_len,
                 });
             }
             Message::ShuffleResponse {
@@ -649,12 +659,15 @@ mod tests {
         assert_eq!(b.len(), HEADER_BYTES + 4 + 8);
         let back = Envelope::from_bytes(&b).unwrap();
         assert_eq!(back.to_bytes(), b);
-        let mut bad = b.clone();
-        bad[0] = 2;
-        assert!(matches!(
-            Envelope::from_bytes(&bad),
-            Err(WireError::UnknownVersion { got: 2, .. })
-        ));
+        // Version 1 (the shuffle proof was untagged) is refused, as is 3.
+        for v in [1, 3] {
+            let mut bad = b.clone();
+            bad[0] = v;
+            assert!(matches!(
+                Envelope::from_bytes(&bad),
+                Err(WireError::UnknownVersion { got, expected: 2 }) if got == v
+            ));
+        }
         let mut bad = b.clone();
         bad[1] = 13;
         assert_eq!(

@@ -5,7 +5,7 @@
 
 use blanket_crypto::channel::Channel;
 use blanket_crypto::dkg::{Dealer, DkgParams};
-use blanket_crypto::shuffle::{self, Generators};
+use blanket_crypto::shuffle::{self, AnyShuffleProof, ProofSystem, ShuffleSetup};
 use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext};
 use blanket_crypto::{Keypair, SecretKey};
 use blanket_protocol::wire::{Envelope, Message, WireError, HEADER_BYTES, RELAY_ID};
@@ -38,14 +38,19 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
     let list: Vec<_> = (0..3u64)
         .map(|m| pk.encrypt(m, &mut rng).unwrap())
         .collect();
-    let gens = Generators::new(3);
-    let (out, proof) = shuffle::shuffle_and_prove(&gens, &pk, &list, b"ctx", &mut rng).unwrap();
+    let tw = ShuffleSetup::new(ProofSystem::TereliusWikstrom, 3).unwrap();
+    let (out, proof) = shuffle::shuffle_and_prove_with(&tw, &pk, &list, b"ctx", &mut rng).unwrap();
     let p1 = DkgParams::new(1, 1, b"vectors-1").unwrap();
     let d1 = Dealer::new(p1, 1, &mut rng).unwrap();
     let share =
         blanket_crypto::dkg::key_share(&p1, 1, &[d1.dealing()], &[d1.share_for(1).unwrap()])
             .unwrap();
     let partial = share.partial_decrypt(&list, b"ctx", &mut rng);
+    // Drawn last so that the earlier vectors keep their randomness.
+    let bg = ShuffleSetup::new(ProofSystem::BayerGroth, 3).unwrap();
+    let (out_bg, proof_bg) =
+        shuffle::shuffle_and_prove_with(&bg, &pk, &list, b"ctx", &mut rng).unwrap();
+    assert!(matches!(proof_bg, AnyShuffleProof::BayerGroth(_)));
     let env = |round, sender, recipient, message| Envelope {
         run: RUN,
         round,
@@ -176,6 +181,20 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
             ),
         ),
         (
+            "shuffle-response-bg",
+            env(
+                5,
+                13,
+                RELAY_ID,
+                Message::ShuffleResponse {
+                    lane: 0,
+                    stage: 0,
+                    list: out_bg,
+                    proof: proof_bg,
+                },
+            ),
+        ),
+        (
             "decrypt-request",
             env(
                 6,
@@ -204,7 +223,7 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/wire_v1.txt");
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/wire_v2.txt");
 
 #[test]
 fn checked_in_vectors_match_and_round_trip() {
@@ -213,7 +232,7 @@ fn checked_in_vectors_match_and_round_trip() {
         .map(|(k, e)| (k, e.to_bytes()))
         .collect();
     if std::env::var("BLANKET_UPDATE_VECTORS").is_ok() {
-        let mut s = String::from("# blanket-protocol wire vectors, envelope version 1: kind hex\n");
+        let mut s = String::from("# blanket-protocol wire vectors, envelope version 2: kind hex\n");
         for (k, b) in &generated {
             s.push_str(&format!("{k} {}\n", hex(b)));
         }
@@ -228,7 +247,13 @@ fn checked_in_vectors_match_and_round_trip() {
             (k.to_string(), unhex(h))
         })
         .collect();
-    assert_eq!(stored.len(), 12, "one vector per message kind");
+    // One vector per message kind, and the shuffle response with either proof.
+    assert_eq!(
+        stored.len(),
+        13,
+        "one vector per message kind and proof system"
+    );
+    assert_eq!(stored.len(), generated.len());
     for ((k, b), (gk, gb)) in stored.iter().zip(&generated) {
         assert_eq!(k, gk);
         assert_eq!(hex(b), hex(gb), "vector {k} changed");

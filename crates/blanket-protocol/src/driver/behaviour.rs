@@ -5,7 +5,7 @@ use blanket_crypto::dkg::SecretShare;
 use blanket_crypto::dleq::DleqProof;
 use blanket_crypto::elgamal::G;
 use blanket_crypto::schnorr::SchnorrProof;
-use blanket_crypto::shuffle::ShuffleProof;
+use blanket_crypto::shuffle::AnyShuffleProof;
 use rand_chacha::ChaCha20Rng;
 use rand_core::RngCore;
 
@@ -38,9 +38,16 @@ pub enum Behaviour {
     Equivocate,
     /// Re-sends its previous reply (out of round) and its current one twice.
     Replay,
+    /// As shuffler: proves its (correct) shuffle with the other proof
+    /// system than the run's (Bayer-Groth in a Terelius-Wikstrom run and
+    /// vice versa). The driver builds such a client with the other system;
+    /// its shuffle responses are the deviation.
+    WrongProofSystem,
 }
 
-/// Every behaviour, for `--malicious` mixes and tests.
+/// The behaviours of `--malicious` mixes ([`Behaviour::WrongProofSystem`]
+/// is exercised by its own tests and left out, so that the mixes of earlier
+/// runs stay the same).
 pub const ALL_BEHAVIOURS: [Behaviour; 9] = [
     Behaviour::Silent,
     Behaviour::Garbage,
@@ -79,7 +86,7 @@ fn tamper_proof(m: &Message) -> Option<Message> {
             let mut b = proof.to_bytes();
             let at = b.len().checked_sub(32)?;
             flip_scalar(&mut b, at);
-            *proof = ShuffleProof::from_bytes(&b).ok()?;
+            *proof = AnyShuffleProof::from_bytes(&b).ok()?;
         }
         Message::DecryptResponse { partial } => {
             let mut b = partial.proof.to_bytes();
@@ -186,6 +193,10 @@ impl Behaviour {
                 v.push(honest.to_vec());
                 v.push(honest.to_vec());
                 return (v, true);
+            }
+            Behaviour::WrongProofSystem => {
+                let deviates = matches!(env.message, Message::ShuffleResponse { .. });
+                return (vec![honest.to_vec()], deviates);
             }
             Behaviour::BadProof => tamper_proof(&env.message),
             Behaviour::ReplaceCiphertext => replace_ciphertext(&env.message),

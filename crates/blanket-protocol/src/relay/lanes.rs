@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use blanket_crypto::shuffle::{self, Generators};
+use blanket_crypto::shuffle::{self, ShuffleSetup};
 use blanket_crypto::Ciphertext;
 
 use super::{Offence, Outgoing, Phase, Relay, RelayError, Step};
@@ -54,12 +54,16 @@ impl Lane {
 
 impl Relay {
     /// Set up the first round of lanes over the accepted list.
-    pub(super) fn start_lanes(&mut self) {
+    pub(super) fn start_lanes(&mut self) -> Result<(), RelayError> {
         let n = self.list.len();
+        let setup = |len: usize| {
+            ShuffleSetup::new(self.params.proof, len)
+                .map_err(|source| RelayError::ShuffleSetup { len, source })
+        };
         match self.params.variant {
             Variant::Amortized => {
+                self.setup = Some(setup(n)?);
                 self.lanes = vec![Lane::new(0, 0, (0..n).collect())];
-                self.gens = Some(Generators::new(n));
             }
             Variant::Alternating => {
                 // Public placement: message i to row-major cell pi(i).
@@ -77,10 +81,11 @@ impl Relay {
                         Lane::new(r as u32, r, (start..start + grid.row_len(r)).collect())
                     })
                     .collect();
-                self.gens = Some(Generators::new(w.max(grid.height())));
+                self.setup = Some(setup(w.max(grid.height()))?);
                 self.grid = Some(grid);
             }
         }
+        Ok(())
     }
 
     /// Ask the next shuffler of every unfinished lane; when all lanes are
@@ -182,9 +187,15 @@ impl Relay {
                 .iter()
                 .map(|&p| self.list[p])
                 .collect();
-            let gens = self.gens.as_ref().ok_or(RelayError::Ended)?;
-            let ctx = context::shuffle(&self.run, id, stage, from);
-            match shuffle::verify(gens, &pk, &input, &list, &proof, &ctx) {
+            let expected = self.params.proof;
+            if proof.system() != expected {
+                let got = proof.system();
+                self.name(from, Offence::WrongProofSystem { expected, got });
+                continue;
+            }
+            let setup = self.setup.as_ref().ok_or(RelayError::Ended)?;
+            let ctx = context::shuffle(&self.run, expected, id, stage, from);
+            match shuffle::verify_with(setup, &pk, &input, &list, &proof, &ctx) {
                 Ok(()) => {
                     let lane = &mut self.lanes[li];
                     for (&p, c) in lane.positions.iter().zip(list) {

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use blanket_crypto::channel::SealedMessage;
 use blanket_crypto::dkg::{Complaint, Dealing, DkgError, DkgParams, SecretShare};
 use blanket_crypto::encoding;
-use blanket_crypto::shuffle::Generators;
+use blanket_crypto::shuffle::{ProofSystem, ShuffleError, ShuffleSetup};
 use blanket_crypto::submission::{verify_submission, ClientSubmission, SubmissionContext};
 use blanket_crypto::threshold::{GroupKey, PartialDecryption, ThresholdError};
 use blanket_crypto::{Ciphertext, PublicKey};
@@ -70,6 +70,12 @@ pub enum Offence {
     /// A shuffle whose proof does not verify (replaced, duplicated or
     /// dropped ciphertexts, wrong re-randomization, tampered proof).
     InvalidShuffle(String),
+    /// A shuffle proof of another system than the run's
+    /// (`ProtocolParams::proof`): refused before verification.
+    WrongProofSystem {
+        expected: ProofSystem,
+        got: ProofSystem,
+    },
     /// A partial decryption whose DLEQ proof does not verify.
     WrongPartial(String),
     /// Two different messages in one round.
@@ -140,6 +146,12 @@ pub enum RelayError {
     Threshold(#[from] ThresholdError),
     #[error("the run already ended")]
     Ended,
+    #[error("shuffle setup for {len} ciphertexts: {source}")]
+    ShuffleSetup {
+        len: usize,
+        #[source]
+        source: ShuffleError,
+    },
 }
 
 /// The result of a run.
@@ -194,7 +206,7 @@ pub struct Relay {
     accepted: Vec<u32>,
     list: Vec<Ciphertext>,
     seed: [u8; 32],
-    gens: Option<Generators>,
+    setup: Option<ShuffleSetup>,
     lanes: Vec<lanes::Lane>,
     columns_started: bool,
     grid: Option<GridLayout>,
@@ -252,7 +264,7 @@ impl Relay {
             accepted: Vec::new(),
             list: Vec::new(),
             seed,
-            gens: None,
+            setup: None,
             lanes: Vec::new(),
             columns_started: false,
             grid: None,
@@ -549,7 +561,7 @@ impl Relay {
             return Err(RelayError::NoSubmissions);
         }
         self.phase = Phase::Shuffle;
-        self.start_lanes();
+        self.start_lanes()?;
         self.request_shuffle(now)
     }
 

@@ -9,4 +9,8 @@ pub mod compare_sum;
 pub mod demo;
 pub mod experiment;
 pub mod ikos;
+pub mod serve;
+pub mod service_demo;
 pub mod simulate;
+pub mod submit;
+pub mod task;

@@ -29,6 +29,7 @@ pub struct Analyzer {
     http: reqwest::Client,
     /// Both roles in one process (`--role all`): shown on the status page.
     pub all_in_one: bool,
+    duplicate_batches: std::sync::atomic::AtomicU64,
 }
 
 /// A task as listed: its calibration, counts and budget.
@@ -90,6 +91,7 @@ impl Analyzer {
             shuffler_url: shuffler_url.trim_end_matches('/').to_string(),
             http,
             all_in_one,
+            duplicate_batches: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 
@@ -283,7 +285,8 @@ impl Analyzer {
         let task = batch.task;
         let sealed = batch.sealed;
         let messages = blocking(move || Ok(open_all(&keys, &task, &sealed))).await?;
-        self.store
+        let stored = self
+            .store
             .store_batch(task, &batch.id, &encs, |fresh| {
                 let o = absorb_batch(&config, &messages, fresh)?;
                 Ok((
@@ -293,7 +296,19 @@ impl Analyzer {
                     o.state.to_json(),
                 ))
             })
-            .await
+            .await;
+        if matches!(stored, Err(Rejection::Duplicate(_))) {
+            self.duplicate_batches
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        stored
+    }
+
+    /// Batches this process refused because their id was already stored (a batch delivered
+    /// twice: zero unless a delivery's answer was lost).
+    pub fn duplicate_batches(&self) -> u64 {
+        self.duplicate_batches
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -39,6 +39,8 @@ use tokio::sync::{mpsc, oneshot, Notify};
 const GROUP_MAX: usize = 4096;
 /// How often the forwarder looks for full batches.
 const TICK: Duration = Duration::from_millis(100);
+/// How long a replica holds a batch it is delivering before another may take it over.
+const LEASE_SECONDS: u64 = 60;
 
 /// A task as the shuffler knows it (`PUT /internal/tasks/{id}` from the analyzer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,8 +124,23 @@ impl Shuffler {
             .with_state(Arc::clone(self))
     }
 
-    fn task(&self, id: &TaskId) -> Option<ShufflerTask> {
-        self.tasks.read().ok()?.get(id).copied()
+    /// The task, from memory or else from the database (another replica may have registered
+    /// it).
+    async fn task(&self, id: &TaskId) -> Result<Option<ShufflerTask>, Rejection> {
+        if let Some(t) = self.tasks.read().ok().and_then(|t| t.get(id).copied()) {
+            return Ok(Some(t));
+        }
+        let Some((min_batch, deadline_unix)) = self.store.shuffler_task(*id).await? else {
+            return Ok(None);
+        };
+        let t = ShufflerTask {
+            min_batch,
+            deadline_unix,
+        };
+        if let Ok(mut m) = self.tasks.write() {
+            m.insert(*id, t);
+        }
+        Ok(Some(t))
     }
 
     /// Checks and stores one report; `Ok` only once it is committed.
@@ -139,6 +156,7 @@ impl Shuffler {
         }
         let task = self
             .task(&url_id)
+            .await?
             .ok_or_else(|| Rejection::UnknownTask(url_id.hex()))?;
         if http::now_unix() > task.deadline_unix {
             return Err(Rejection::TaskClosed(url_id.hex()));
@@ -170,8 +188,8 @@ impl Shuffler {
         Ok(())
     }
 
-    /// Cuts the batches that are due and delivers every undelivered one; returns how many
-    /// were delivered.
+    /// Cuts the batches that are due and delivers every undelivered one (each leased by
+    /// this replica while it is sent); returns how many were delivered.
     pub async fn forward_once(&self) -> Result<usize, Rejection> {
         let tasks: Vec<(TaskId, ShufflerTask)> = match self.tasks.read() {
             Ok(t) => t.iter().map(|(k, v)| (*k, *v)).collect(),
@@ -187,36 +205,51 @@ impl Shuffler {
             }
         }
         let mut delivered = 0;
-        for (batch_id, task) in self.store.undelivered().await? {
-            let mut sealed = self.store.batch_reports(&batch_id).await?;
-            UniformShuffler.shuffle(&mut sealed, &mut secure_rng()?);
-            let body = Batch {
-                task,
-                id: batch_id,
-                sealed,
-            }
-            .encode();
-            let resp = self
-                .http
-                .post(format!("{}/internal/batches", self.analyzer_url))
-                .bearer_auth(&self.peer_token)
-                .header("content-type", "application/octet-stream")
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| Rejection::PeerUnavailable(e.to_string()))?;
-            let status = resp.status();
-            if status.is_success() || status == StatusCode::CONFLICT {
-                self.store.delivered(&batch_id).await?;
-                delivered += 1;
-            } else {
-                let text = resp.text().await.unwrap_or_default();
-                return Err(Rejection::PeerUnavailable(format!(
-                    "analyzer answered {status}: {text}"
-                )));
+        while let Some((batch_id, task)) = self
+            .store
+            .lease_batch(http::now_unix(), LEASE_SECONDS)
+            .await?
+        {
+            match self.deliver(batch_id, task).await {
+                Ok(()) => delivered += 1,
+                Err(e) => {
+                    self.store.unlease(&batch_id).await?;
+                    return Err(e);
+                }
             }
         }
         Ok(delivered)
+    }
+
+    /// Shuffles a leased batch and posts it to the analyzer; deletes it once the analyzer has
+    /// it (201, or 409 when an earlier attempt whose answer was lost got through).
+    async fn deliver(&self, batch_id: [u8; 16], task: TaskId) -> Result<(), Rejection> {
+        let mut sealed = self.store.batch_reports(&batch_id).await?;
+        UniformShuffler.shuffle(&mut sealed, &mut secure_rng()?);
+        let body = Batch {
+            task,
+            id: batch_id,
+            sealed,
+        }
+        .encode();
+        let resp = self
+            .http
+            .post(format!("{}/internal/batches", self.analyzer_url))
+            .bearer_auth(&self.peer_token)
+            .header("content-type", "application/octet-stream")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| Rejection::PeerUnavailable(e.to_string()))?;
+        let status = resp.status();
+        if status.is_success() || status == StatusCode::CONFLICT {
+            self.store.delivered(&batch_id).await
+        } else {
+            let text = resp.text().await.unwrap_or_default();
+            Err(Rejection::PeerUnavailable(format!(
+                "analyzer answered {status}: {text}"
+            )))
+        }
     }
 }
 
@@ -287,7 +320,7 @@ async fn intake(
     Path(id): Path<String>,
 ) -> Result<Json<serde_json::Value>, Rejection> {
     let id = TaskId::parse(&id).ok_or_else(|| Rejection::UnknownTask(id.clone()))?;
-    if s.task(&id).is_none() {
+    if s.task(&id).await?.is_none() {
         return Err(Rejection::UnknownTask(id.hex()));
     }
     Ok(Json(serde_json::json!({

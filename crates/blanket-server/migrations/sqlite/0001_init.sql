@@ -27,11 +27,13 @@ CREATE TABLE shuffler_pending (
 );
 CREATE INDEX shuffler_pending_task_batch ON shuffler_pending (task_id, batch_id);
 
--- Batches cut from the pending reports, until the analyzer has them.
+-- Batches cut from the pending reports, until the analyzer has them; delivery leases one
+-- (leased_until) so that it is sent once at a time.
 CREATE TABLE shuffler_batches (
     batch_id BLOB PRIMARY KEY NOT NULL,
     task_id BLOB NOT NULL,
-    reports INTEGER NOT NULL
+    reports INTEGER NOT NULL,
+    leased_until INTEGER NOT NULL DEFAULT 0
 );
 
 -- Analyzer: tasks with their calibration and their HPKE private key.

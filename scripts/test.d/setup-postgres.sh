@@ -7,13 +7,13 @@
 
 blanket_pg_setup() {
     local bindir
-    bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+    bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
     if [ -z "${bindir}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "setup-postgres: installing Debian's postgresql" >&2
         apt-get update -qq >&2 || true
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
             postgresql >&2 || true
-        bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+        bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
     fi
     if [ -z "${bindir}" ]; then
         echo "!!! setup-postgres: PostgreSQL is not installed and cannot be: the PostgreSQL replica tests will SKIP" >&2

@@ -36,6 +36,11 @@ impl<T: Sync> Users<T> {
         self.pick.users() as usize
     }
 
+    /// The value user i holds (i < n).
+    pub fn get(&self, i: usize) -> &T {
+        &self.rows[self.pick.row(i as u64)]
+    }
+
     /// How many users hold each row (exact integer counts: memory O(rows), parallel over
     /// users, the same for any number of threads).
     pub fn multiplicities(&self) -> Vec<u64> {

@@ -4,6 +4,7 @@ mod accountant;
 mod bench_accounting;
 mod bench_crypto;
 mod bench_ikos;
+mod bench_serve;
 mod cmd;
 mod data;
 mod exit;
@@ -59,6 +60,13 @@ enum Command {
     /// Shuffling without a trusted shuffler: the clients' own verifiable shuffle protocol.
     #[command(subcommand)]
     Protocol(cmd::protocol::ProtocolCommand),
+    /// Run the service: the shuffler, the analyzer, or both in one process (a demo).
+    Serve(cmd::serve::ServeArgs),
+    /// Create, list, show and release the service's tasks.
+    #[command(subcommand)]
+    Task(cmd::task::TaskCommand),
+    /// Randomize a value locally, seal it to the analyzer and submit it to the shuffler.
+    Submit(cmd::submit::SubmitArgs),
     /// Print a shell completion script (e.g. `blanket completions bash > blanket.bash`).
     Completions {
         /// The shell.
@@ -96,6 +104,8 @@ enum BenchCommand {
     Crypto(BenchCryptoArgs),
     /// Compute time of the numerical amplification bounds at n = 1e6 and 1e8.
     Accounting(BenchCryptoArgs),
+    /// Service intake (reports per second, durable, SQLite) and last report to release latency.
+    Serve(BenchCryptoArgs),
 }
 
 #[derive(Args)]
@@ -131,6 +141,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Experiment(c) => cmd::experiment::run(&c),
         Command::Audit(c) => cmd::audit::run(&c),
         Command::Protocol(c) => cmd::protocol::run(&c),
+        Command::Serve(a) => cmd::serve::run(&a),
+        Command::Task(c) => cmd::task::run(&c),
+        Command::Submit(a) => cmd::submit::run(&a),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());
@@ -145,6 +158,7 @@ fn run(cli: Cli) -> Result<()> {
             Some(BenchCommand::Protocols(a)) => cmd::bench::run(&a),
             Some(BenchCommand::Crypto(a)) => bench_crypto::run(a.json),
             Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json),
+            Some(BenchCommand::Serve(a)) => bench_serve::run(a.json),
         },
     }
 }

@@ -37,6 +37,10 @@ pub struct DemoArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Run the service flow instead: both roles on loopback, a histogram task, one sealed
+    /// report per simulated user (--n, at most 20000), a release compared with the truth.
+    #[arg(long)]
+    pub service: bool,
 }
 
 /// The public range of the readings, in mV, fixed before looking at the data (the ECG's
@@ -82,6 +86,9 @@ fn compose(e_h: Option<f64>, e_s: Option<f64>, delta: f64) -> Composition {
 
 /// Runs the demo.
 pub fn run(a: &DemoArgs) -> Result<()> {
+    if a.service {
+        return super::service_demo::run(a);
+    }
     let n = NumUsers::from_f64(a.n)?;
     let target = Target {
         eps: Epsilon::new(a.eps)?,

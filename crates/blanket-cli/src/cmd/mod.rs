@@ -14,4 +14,8 @@ pub mod frequency_data;
 pub mod ikos;
 pub mod ikos_vector;
 pub mod protocol;
+pub mod serve;
+pub mod service_demo;
 pub mod simulate;
+pub mod submit;
+pub mod task;

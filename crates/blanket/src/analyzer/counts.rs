@@ -23,6 +23,16 @@ impl Counts {
     pub fn counts(&self) -> &[u64] {
         &self.counts
     }
+
+    /// A state from stored counts (e.g. a state kept in a database between batches); `None`
+    /// for an empty domain or a total that overflows `u64`.
+    pub fn from_counts(counts: Vec<u64>) -> Option<Self> {
+        if counts.is_empty() {
+            return None;
+        }
+        let total = counts.iter().try_fold(0u64, |t, &c| t.checked_add(c))?;
+        Some(Self { counts, total })
+    }
 }
 
 impl Aggregator for Counts {
@@ -96,6 +106,9 @@ mod tests {
         b.merge(c).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.counts(), &[2, 1, 3]);
+        assert_eq!(Counts::from_counts(a.counts().to_vec()), Some(a.clone()));
+        assert_eq!(Counts::from_counts(vec![]), None);
+        assert_eq!(Counts::from_counts(vec![u64::MAX, 1]), None);
         assert_eq!(a.reports(), 6);
     }
 

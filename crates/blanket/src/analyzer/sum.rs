@@ -30,6 +30,12 @@ impl IntegerSum {
     pub fn max(&self) -> u32 {
         self.max
     }
+
+    /// A state from a stored sum and count (e.g. kept in a database between batches); `None`
+    /// when no `count` messages in {0, ..., max} can have this sum (sum > max * count).
+    pub fn from_parts(max: u32, sum: u128, count: u64) -> Option<Self> {
+        (sum <= u128::from(max) * u128::from(count)).then_some(Self { max, sum, count })
+    }
 }
 
 impl Aggregator for IntegerSum {
@@ -79,5 +85,8 @@ mod tests {
         assert_eq!((a.sum(), a.reports()), (6, 4));
         assert!(a.absorb(4).is_err());
         assert!(a.merge(IntegerSum::new(4)).is_err());
+        assert_eq!(IntegerSum::from_parts(3, 6, 4), Some(a));
+        assert_eq!(IntegerSum::from_parts(3, 13, 4), None);
+        assert!(IntegerSum::from_parts(3, 12, 4).is_some());
     }
 }

@@ -1,0 +1,228 @@
+//! The analyzer's per-batch work: open every sealed report of a batch, absorb the messages
+//! into the core's mergeable analyzer state ([`blanket::analyzer::Counts`] for a histogram,
+//! [`blanket::analyzer::IntegerSum`] for a scalar sum), and keep the state between batches.
+
+use crate::crypto::KeyPair;
+use crate::problem::Rejection;
+use crate::task::{Protocol, TaskConfig};
+use crate::wire::{Sealed, TaskId};
+use blanket::analyzer::{AggregateError, Aggregator, Counts, IntegerSum};
+use blanket::params::{DomainSize, Gamma, Precision};
+use blanket::protocol::{Histogram, ScalarSum};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// An analyzer state of one of the task's protocols.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// Histogram: counts per message value.
+    Counts(Counts),
+    /// Scalar sum: the sum and count of levels.
+    Sum(IntegerSum),
+}
+
+/// A state as stored (JSON); the 128-bit sum is a decimal string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+enum Stored {
+    Counts { counts: Vec<u64> },
+    Sum { max: u32, sum: String, count: u64 },
+}
+
+fn corrupt(what: &str) -> Rejection {
+    Rejection::Storage(format!("stored analyzer state is invalid: {what}"))
+}
+
+fn shape_error(e: AggregateError) -> Rejection {
+    Rejection::Storage(format!("analyzer states do not merge: {e}"))
+}
+
+impl State {
+    /// The empty state of the task's protocol.
+    pub fn empty(config: &TaskConfig) -> Result<Self, Rejection> {
+        Ok(match config.request.protocol {
+            Protocol::Histogram { domain } => {
+                Self::Counts(Counts::new(DomainSize::new(domain)?.get()))
+            }
+            Protocol::ScalarSum { k } => {
+                Self::Sum(IntegerSum::new(Precision::new(k.unwrap_or(0))?.get()))
+            }
+        })
+    }
+
+    /// Adds one message.
+    pub fn absorb(&mut self, m: u32) -> Result<(), AggregateError> {
+        match self {
+            Self::Counts(c) => c.absorb(m),
+            Self::Sum(s) => s.absorb(m),
+        }
+    }
+
+    /// Adds another state of the same task.
+    pub fn merge(&mut self, other: Self) -> Result<(), Rejection> {
+        match (self, other) {
+            (Self::Counts(a), Self::Counts(b)) => a.merge(b).map_err(shape_error),
+            (Self::Sum(a), Self::Sum(b)) => a.merge(b).map_err(shape_error),
+            _ => Err(corrupt("histogram and sum states mixed")),
+        }
+    }
+
+    /// Reports absorbed.
+    pub fn reports(&self) -> u64 {
+        match self {
+            Self::Counts(c) => c.reports(),
+            Self::Sum(s) => s.reports(),
+        }
+    }
+
+    /// The state as stored.
+    pub fn to_json(&self) -> String {
+        let s = match self {
+            Self::Counts(c) => Stored::Counts {
+                counts: c.counts().to_vec(),
+            },
+            Self::Sum(s) => Stored::Sum {
+                max: s.max(),
+                sum: s.sum().to_string(),
+                count: s.reports(),
+            },
+        };
+        serde_json::to_string(&s).unwrap_or_default()
+    }
+
+    /// A stored state.
+    pub fn from_json(json: &str) -> Result<Self, Rejection> {
+        let s: Stored = serde_json::from_str(json).map_err(|e| corrupt(&e.to_string()))?;
+        match s {
+            Stored::Counts { counts } => Counts::from_counts(counts)
+                .map(Self::Counts)
+                .ok_or_else(|| corrupt("counts")),
+            Stored::Sum { max, sum, count } => {
+                let sum: u128 = sum.parse().map_err(|_| corrupt("sum"))?;
+                IntegerSum::from_parts(max, sum, count)
+                    .map(Self::Sum)
+                    .ok_or_else(|| corrupt("sum"))
+            }
+        }
+    }
+
+    /// The protocol's unbiased estimate from this state (JSON for the release).
+    pub fn estimate(&self, config: &TaskConfig) -> Result<serde_json::Value, Rejection> {
+        let gamma = Gamma::new(config.gamma)?;
+        let v = match (self, config.request.protocol) {
+            (Self::Counts(c), Protocol::Histogram { domain }) => {
+                let h = Histogram::new(DomainSize::new(domain)?, gamma);
+                let e = h.estimate(c).map_err(shape_error)?;
+                serde_json::json!({
+                    "counts": e.counts,
+                    "frequencies": e.frequencies(),
+                    "reports": e.reports,
+                })
+            }
+            (Self::Sum(s), Protocol::ScalarSum { k }) => {
+                let p = ScalarSum::new(Precision::new(k.unwrap_or(0))?, gamma);
+                let e = p.estimate(s).map_err(shape_error)?;
+                serde_json::json!({ "sum": e.sum, "mean": e.mean, "reports": e.reports })
+            }
+            _ => return Err(corrupt("state does not match the task's protocol")),
+        };
+        Ok(v)
+    }
+}
+
+/// One opened batch: its state and how many reports were left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opened {
+    /// Messages of the batch that opened and lie in the message domain, absorbed.
+    pub state: State,
+    /// Reports that did not open or whose message is outside the domain.
+    pub rejected: u64,
+    /// Reports whose encapsulated key the task had already seen.
+    pub duplicates: u64,
+}
+
+/// Opens every report of a batch (in parallel): the message of each, or `None` for one that
+/// does not open.
+pub fn open_all(keys: &KeyPair, task: &TaskId, sealed: &[Sealed]) -> Vec<Option<u32>> {
+    sealed
+        .par_iter()
+        .map(|s| keys.open(task, &s.enc, &s.ct).ok())
+        .collect()
+}
+
+/// Absorbs the opened messages whose keys are `fresh` (first time seen for the task).
+pub fn absorb_batch(
+    config: &TaskConfig,
+    messages: &[Option<u32>],
+    fresh: &[bool],
+) -> Result<Opened, Rejection> {
+    let mut state = State::empty(config)?;
+    let (mut rejected, mut duplicates) = (0, 0);
+    for (m, &new) in messages.iter().zip(fresh) {
+        if !new {
+            duplicates += 1;
+            continue;
+        }
+        match m {
+            Some(m) if state.absorb(*m).is_ok() => {}
+            _ => rejected += 1,
+        }
+    }
+    Ok(Opened {
+        state,
+        rejected,
+        duplicates,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{calibrate_task, TaskRequest};
+
+    fn config(protocol: Protocol) -> TaskConfig {
+        calibrate_task(
+            TaskId([3; 16]),
+            TaskRequest {
+                protocol,
+                eps: 1.0,
+                delta: 1e-6,
+                expected_users: 5000,
+                min_batch: 1000,
+                deadline_unix: 1 << 40,
+                budget_eps: 2.0,
+                budget_delta: 2e-6,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn absorb_counts_rejects_and_duplicates() {
+        let c = config(Protocol::Histogram { domain: 4 });
+        let msgs = [Some(0), Some(3), Some(4), None, Some(1), Some(1)];
+        let fresh = [true, true, true, true, true, false];
+        let o = absorb_batch(&c, &msgs, &fresh).unwrap();
+        assert_eq!(o.rejected, 2);
+        assert_eq!(o.duplicates, 1);
+        assert_eq!(
+            o.state,
+            State::Counts(Counts::from_counts(vec![1, 1, 0, 1]).unwrap())
+        );
+        let back = State::from_json(&o.state.to_json()).unwrap();
+        assert_eq!(back, o.state);
+    }
+
+    #[test]
+    fn sum_state_round_trips_and_merges() {
+        let c = config(Protocol::ScalarSum { k: Some(4) });
+        let o = absorb_batch(&c, &[Some(4), Some(2), Some(5)], &[true; 3]).unwrap();
+        assert_eq!(o.rejected, 1);
+        let mut a = State::from_json(&o.state.to_json()).unwrap();
+        a.merge(o.state.clone()).unwrap();
+        assert_eq!(a.reports(), 4);
+        assert!(State::from_json(r#"{"kind":"sum","max":4,"sum":"99","count":2}"#).is_err());
+        let e = a.estimate(&c).unwrap();
+        assert_eq!(e["reports"], 4);
+    }
+}

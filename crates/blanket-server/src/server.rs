@@ -1,0 +1,177 @@
+//! Starting a role: the database, the routes, the listener.
+
+use crate::analyzer::Analyzer;
+use crate::http;
+use crate::problem::Rejection;
+use crate::shuffler::Shuffler;
+use crate::store::Store;
+use crate::wire::hex_encode;
+use axum::routing::get;
+use axum::{Json, Router};
+use blanket::rng::{RngCore, SecureRng};
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+
+/// Which role a process plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Accepts reports, forwards shuffled batches.
+    Shuffler,
+    /// Holds the keys, aggregates, releases.
+    Analyzer,
+    /// Both in one process: a demo; the trust separation is lost.
+    All,
+}
+
+impl Role {
+    /// The role's name (`--role`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Shuffler => "shuffler",
+            Self::Analyzer => "analyzer",
+            Self::All => "all",
+        }
+    }
+}
+
+/// Printed (and shown on the status page) when both roles run in one process.
+pub const ALL_IN_ONE_WARNING: &str =
+    "WARNING: --role all runs the shuffler and the analyzer in ONE process: the operator of this \
+process sees both the connections and the decrypted messages, so the trust separation of the \
+shuffle model is LOST. Use it for a demo only; deploy the roles as separate processes run by \
+separate parties.";
+
+/// A role's configuration.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The role.
+    pub role: Role,
+    /// Database URL (`sqlite://PATH`).
+    pub db: String,
+    /// The other role's base URL (the analyzer's for a shuffler, the shuffler's for an
+    /// analyzer); ignored with `--role all`.
+    pub peer_url: Option<String>,
+    /// The secret shared by the two roles; with `--role all`, generated if absent.
+    pub peer_token: Option<String>,
+}
+
+/// A running server.
+pub struct Running {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// `http://ADDR`.
+    pub url: String,
+    /// The shuffler, if this process runs it.
+    pub shuffler: Option<std::sync::Arc<Shuffler>>,
+    /// The analyzer, if this process runs it.
+    pub analyzer: Option<std::sync::Arc<Analyzer>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// Stops accepting connections and waits for the server to end.
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+
+    /// Waits until the server ends (it ends on an I/O error only).
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.task
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?
+    }
+}
+
+fn need(v: Option<String>, field: &str, allowed: &str) -> Result<String, Rejection> {
+    v.filter(|s| !s.is_empty())
+        .ok_or_else(|| Rejection::OutOfRange {
+            field: field.to_string(),
+            allowed: allowed.to_string(),
+            value: "none".into(),
+        })
+}
+
+/// Starts the role on `listener`.
+pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running, Rejection> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Rejection::Storage(e.to_string()))?;
+    let url = format!("http://{addr}");
+    let store = Store::open(&config.db).await?;
+    let (peer_url, token) = match config.role {
+        Role::All => {
+            let token = match config.peer_token.filter(|t| !t.is_empty()) {
+                Some(t) => t,
+                None => {
+                    let mut b = [0u8; 32];
+                    SecureRng::from_os()
+                        .map_err(|e| Rejection::Storage(e.to_string()))?
+                        .fill_bytes(&mut b);
+                    hex_encode(&b)
+                }
+            };
+            (url.clone(), token)
+        }
+        Role::Shuffler => (
+            need(config.peer_url, "analyzer", "the analyzer's base URL")?,
+            need(
+                config.peer_token,
+                "peer-token",
+                "the secret shared with the analyzer",
+            )?,
+        ),
+        Role::Analyzer => (
+            need(config.peer_url, "shuffler", "the shuffler's base URL")?,
+            need(
+                config.peer_token,
+                "peer-token",
+                "the secret shared with the shuffler",
+            )?,
+        ),
+    };
+    let role = config.role;
+    let mut app = Router::new().route(
+        "/healthz",
+        get(move || async move {
+            Json(serde_json::json!({
+                "role": role.name(),
+                "trust_separated": role != Role::All,
+            }))
+        }),
+    );
+    let mut shuffler = None;
+    let mut analyzer = None;
+    if matches!(role, Role::Shuffler | Role::All) {
+        let s = Shuffler::start(store.clone(), peer_url.clone(), token.clone()).await?;
+        app = app.merge(s.router());
+        shuffler = Some(s);
+    }
+    if matches!(role, Role::Analyzer | Role::All) {
+        let a = Analyzer::new(store, peer_url, token, role == Role::All)?;
+        app = app.merge(a.router());
+        analyzer = Some(a);
+    }
+    let app = app
+        .fallback(http::not_found)
+        .method_not_allowed_fallback(http::method_not_allowed);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    Ok(Running {
+        addr,
+        url,
+        shuffler,
+        analyzer,
+        stop: Some(stop),
+        task,
+    })
+}

@@ -1,0 +1,117 @@
+//! Shared helpers: an in-process service (both roles) on loopback over a temporary SQLite file.
+
+#![allow(dead_code)]
+
+use blanket_server::client::TaskClient;
+use blanket_server::task::{Protocol, TaskRequest};
+use blanket_server::wire::TaskId;
+use blanket_server::{Role, Running, ServeConfig};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Service {
+    pub running: Running,
+    pub dir: std::path::PathBuf,
+}
+
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+pub fn temp_dir(label: &str) -> std::path::PathBuf {
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "blanket-server-test-{label}-{}-{n}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+impl Service {
+    pub async fn start(label: &str) -> Self {
+        let dir = temp_dir(label);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let running = blanket_server::start(
+            ServeConfig {
+                role: Role::All,
+                db: format!("sqlite://{}", dir.join("db.sqlite").display()),
+                peer_url: None,
+                peer_token: Some("test-token".into()),
+            },
+            listener,
+        )
+        .await
+        .unwrap();
+        Self { running, dir }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.running.url)
+    }
+
+    pub async fn create(&self, req: TaskRequest) -> Arc<TaskClient> {
+        let resp = reqwest::Client::new()
+            .post(self.url("/tasks"))
+            .json(&req)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+        Arc::new(TaskClient::new(resp.json().await.unwrap()).unwrap())
+    }
+
+    /// Polls the task status until `f` holds (at most 30 s).
+    pub async fn wait_status(
+        &self,
+        id: &str,
+        f: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let t0 = Instant::now();
+        loop {
+            let v: serde_json::Value = reqwest::get(self.url(&format!("/tasks/{id}/status")))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if f(&v) {
+                return v;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "timed out: {v}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn stop(self) {
+        self.running.stop().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn histogram(domain: u64, min_batch: u64) -> TaskRequest {
+    TaskRequest {
+        protocol: Protocol::Histogram { domain },
+        eps: 1.0,
+        delta: 1e-6,
+        expected_users: min_batch,
+        min_batch,
+        deadline_unix: blanket_server::http::now_unix() + 3600,
+        budget_eps: 1.0,
+        budget_delta: 1e-6,
+    }
+}
+
+pub fn id_of(c: &TaskClient) -> TaskId {
+    TaskId::parse(&c.params().task_id).unwrap()
+}
+
+/// A task small batches can certify: eps 8, delta 1e-3 (for tests of mechanics, not utility).
+pub fn loose(domain: u64, min_batch: u64) -> TaskRequest {
+    TaskRequest {
+        eps: 8.0,
+        delta: 1e-3,
+        budget_eps: 8.0,
+        budget_delta: 1e-3,
+        ..histogram(domain, min_batch)
+    }
+}

@@ -52,7 +52,7 @@ from blanket import InfeasibleError, NoGuaranteeError, ParameterError, Simulatio
         (lambda: blanket.protocol.VectorSum(d=3, t=1, k=2, gamma=0.5).estimate(([3], [0])), "coordinates"),
         (lambda: blanket.protocol.VectorSum(d=3, t=1, k=2, gamma=0.5).estimate(([0], [3])), "values"),
         (lambda: SimulationSeed(-1), "seed"),
-        (lambda: blanket.calibrate.ikos_sum(n=10**5, eps=1.0), "n"),
+        (lambda: blanket.calibrate.ikos_sum(n=2 * 10**12, eps=1.0), "n"),
         (lambda: blanket.calibrate.ikos_sum(n=1000, eps=1.0, sigma=0), "sigma"),
         (lambda: blanket.calibrate.ikos_sum(n=1000, eps=1.0, sigma=40, delta=1e-9), "sigma"),
         (lambda: blanket.calibrate.ikos_sum(n=1000, eps=1.0, delta=2.0), "delta"),

@@ -511,6 +511,21 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         .copied()
         .filter(|&c| !matches!(cfg.fates[c as usize], Fate::Malicious(_)))
         .collect();
+    // A dealer's corrupted share (`BadShare`) goes to the first other committee member; if
+    // that member dropped out before reading its shares, or is itself malicious, no honest
+    // party ever sees the bad share, so there is nothing to detect (and nothing it affects).
+    let unobservable_bad_share = |c: u32| -> bool {
+        if !matches!(cfg.fates[c as usize], Fate::Malicious(Behaviour::BadShare)) {
+            return false;
+        }
+        match roles.committee.iter().find(|&&v| v != c) {
+            Some(&v) => matches!(
+                cfg.fates[v as usize],
+                Fate::DropAt(Kind::DkgStart) | Fate::DropAt(Kind::DkgShares) | Fate::Malicious(_)
+            ),
+            None => true,
+        }
+    };
     let cheaters_missed: Vec<u32> = (0..n)
         .filter(|&c| deviated[c as usize] && !named.contains(&c))
         .filter(|&c| {
@@ -519,6 +534,7 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
                 Fate::Malicious(Behaviour::Replay) | Fate::Malicious(Behaviour::Silent)
             )
         })
+        .filter(|&c| !unobservable_bad_share(c))
         .collect();
     let (delivered, error, output) = match result {
         Ok(o) => (true, None, Some(o)),

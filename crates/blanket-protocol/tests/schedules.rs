@@ -8,6 +8,7 @@ use blanket_protocol::driver::{self, assumptions_hold, Fate, SimConfig, ALL_BEHA
 use blanket_protocol::wire::Kind;
 use blanket_protocol::ProtocolParams;
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 
 const N: u32 = 30;
 
@@ -28,7 +29,9 @@ fn check(cfg: &SimConfig) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    // A fixed generator seed keeps CI reproducible; change it to explore other schedules
+    // (a random seed once found an undetectable bad share: see `unobservable_bad_share`).
+    #![proptest_config(ProptestConfig { cases: 12, rng_seed: RngSeed::Fixed(0x5eed_0001), ..ProptestConfig::default() })]
 
     #[test]
     fn within_the_bounds(seed in any::<u64>(), drop in 0u32..=3, bad in 0u32..=3, mix in 0usize..9, m in 1u32..=2) {
@@ -54,7 +57,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 6, rng_seed: RngSeed::Fixed(0x5eed_0002), ..ProptestConfig::default() })]
 
     #[test]
     fn alternating_within_the_bounds(seed in any::<u64>(), drop in 0u32..=2, bad in 0u32..=2, mix in 0usize..9) {

@@ -4,18 +4,20 @@
 
 use crate::errors::{Error, Result};
 use crate::json;
-use blanket::accounting::best::{MethodResult, CERTIFIED};
 use blanket::accounting::composition::{basic, drv, kov_epsilon, Pld};
 use blanket::accounting::{
-    Best, CurveAccountant, Fmt21Numerical, GrrExact, LocalRandomizer, Method, PrivacyCurve,
+    CurveAccountant, Fmt21Numerical, GrrExact, LocalRandomizer, Method, PrivacyCurve,
     StrongerClones,
 };
 use blanket::display::{down, echo, up};
 use blanket::params::{Delta, DomainSize, Gamma, NumUsers};
+use blanket_report::account::{
+    best_kov_split, is_certified, own_delta, shuffle, ComposeReport, PairComposition,
+    ShuffledComposition, MAX_CURVE_STEPS,
+};
 use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use serde::Serialize;
 use std::time::Instant;
 
 /// The largest local eps0 accepted for a generic or k-RR randomizer, as on the command line
@@ -111,31 +113,6 @@ pub fn method(name: &str) -> Result<Method> {
         })
 }
 
-/// Whether a method's bound is certified (the variation-ratio bound is not).
-pub fn is_certified(m: Method) -> bool {
-    m == Method::Best || CERTIFIED.contains(&m)
-}
-
-/// What `account shuffle --json` prints.
-#[derive(Serialize)]
-struct ShuffleOut {
-    epsilon: Option<f64>,
-    method: String,
-    certified_by: Option<String>,
-    valid: bool,
-    certified: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    uncertified_epsilon: Option<f64>,
-    reason: Option<String>,
-    seconds: f64,
-    eps0: f64,
-    n: u64,
-    delta: f64,
-    randomizer: LocalRandomizer,
-    citation: String,
-    all: Option<Vec<MethodResult>>,
-}
-
 /// eps of n shuffled reports of a local randomizer at delta, by one method or the best; the
 /// report of `blanket account shuffle --json`, as a JSON string.
 #[pyfunction]
@@ -157,57 +134,6 @@ pub fn account_shuffle(
     let method = method(method_name)?;
     let out = py.allow_threads(|| shuffle(r, eps0, n, delta, method));
     Ok(json(&out)?)
-}
-
-fn shuffle(r: LocalRandomizer, eps0: f64, n: NumUsers, delta: Delta, method: Method) -> ShuffleOut {
-    let t = Instant::now();
-    let (res, all) = if method == Method::Best {
-        let (all, res) = Best::default().evaluate_all_and_best(&r, n, delta);
-        (res, Some(all))
-    } else {
-        (method.accountant().guarantee(&r, n, delta), None)
-    };
-    let seconds = t.elapsed().as_secs_f64();
-    let base = ShuffleOut {
-        // No amplification claimed: the local guarantee eps0 still holds.
-        epsilon: Some(eps0),
-        method: method.name().into(),
-        certified_by: None,
-        valid: false,
-        certified: false,
-        uncertified_epsilon: None,
-        reason: None,
-        seconds,
-        eps0,
-        n: n.get(),
-        delta: delta.get(),
-        randomizer: r,
-        citation: method.citation().into(),
-        all,
-    };
-    match res {
-        Ok(g) if is_certified(g.method) => ShuffleOut {
-            epsilon: Some(g.epsilon),
-            certified_by: Some(g.method.name().into()),
-            valid: true,
-            certified: true,
-            citation: g.method.citation().into(),
-            ..base
-        },
-        Ok(g) => ShuffleOut {
-            uncertified_epsilon: Some(g.epsilon),
-            reason: Some(format!(
-                "{} is not a certified bound: its value {} is for comparison only; reporting eps0 (no amplification claimed)",
-                g.method,
-                up(g.epsilon)
-            )),
-            ..base
-        },
-        Err(e) => ShuffleOut {
-            reason: Some(format!("{e}; reporting eps0 (no amplification claimed)")),
-            ..base
-        },
-    }
 }
 
 /// The (eps, delta) curve of a shuffled randomizer per method on `points` deltas log-spaced
@@ -280,29 +206,6 @@ pub fn account_curve<'py>(
         certified,
         json(&r)?,
     ))
-}
-
-/// What `account compose --json` prints.
-#[derive(Serialize)]
-struct ComposeOut {
-    epsilon: f64,
-    delta: f64,
-    method: &'static str,
-    count: u64,
-    component_eps: Option<f64>,
-    component_delta: Option<f64>,
-    step: Option<f64>,
-    seconds: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    eps0: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    n: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    randomizer: Option<LocalRandomizer>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    accountant: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kov_epsilon: Option<Option<f64>>,
 }
 
 /// The arguments of [`account_compose`], validated by mode.
@@ -412,7 +315,7 @@ fn composition_error(e: impl std::fmt::Display) -> Error {
     Error::NoGuarantee(e.to_string())
 }
 
-fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeOut> {
+fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeReport> {
     if !(eps.is_finite() && eps > 0.0) {
         return Err(Error::param("eps", "a finite number > 0", eps));
     }
@@ -480,9 +383,8 @@ fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeOut> {
             let pld = one.compose(k).map_err(composition_error)?;
             let e = pld.epsilon(total);
             if e == f64::INFINITY {
-                let own = -(k as f64 * (-cd).ln_1p()).exp_m1() * (1.0 - 1e-12);
                 return Err(no_eps(
-                    own,
+                    own_delta(cd, k),
                     pld.inf_mass,
                     total,
                     "the rounds' own deltas",
@@ -492,21 +394,16 @@ fn pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<ComposeOut> {
             (e, "pld")
         }
     };
-    Ok(ComposeOut {
+    Ok(ComposeReport::from(PairComposition {
         epsilon: e,
         delta: total,
         method: name,
         count: k,
-        component_eps: Some(eps),
-        component_delta: Some(cd),
+        component_eps: eps,
+        component_delta: cd,
         step,
         seconds: t.elapsed().as_secs_f64(),
-        eps0: None,
-        n: None,
-        randomizer: None,
-        accountant: None,
-        kov_epsilon: None,
-    })
+    }))
 }
 
 /// As `blanket account compose`: the error when the PLD's mass at +infinity exceeds delta.
@@ -526,16 +423,7 @@ fn no_eps(own: f64, inf_mass: f64, total: f64, why: &str, hint: &str) -> Error {
     })
 }
 
-/// The most grid steps a shuffled curve is sampled at (as `blanket account compose`).
-const MAX_CURVE_STEPS: f64 = 10_000.0;
-
-/// Fractions f of the total delta given to the rounds' deltas (delta1 = f delta / k) in the
-/// search for KOV's best per-round split of a curve (as `blanket account compose`).
-const SPLIT_FRACTIONS: [f64; 14] = [
-    1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
-];
-
-fn shuffled(a: &ComposeArgs, total: f64) -> Result<ComposeOut> {
+fn shuffled(a: &ComposeArgs, total: f64) -> Result<ComposeReport> {
     if let Some(m) = a.method {
         if m != "pld" {
             return Err(Error::param(
@@ -595,25 +483,22 @@ fn shuffled(a: &ComposeArgs, total: f64) -> Result<ComposeOut> {
             "",
         ));
     }
-    Ok(ComposeOut {
+    Ok(ComposeReport::from(ShuffledComposition {
         epsilon: res.0,
         delta: total,
-        method: "pld",
         count: a.rounds,
-        component_eps: res.3.map(|x| x.1),
-        component_delta: res.3.map(|x| x.2),
-        step: Some(res.1),
+        kov: res.3,
+        step: res.1,
         seconds,
-        eps0: Some(eps0),
-        n: Some(n.get()),
-        randomizer: Some(r),
-        accountant: Some(method.name()),
-        kov_epsilon: Some(res.3.map(|x| x.0)),
-    })
+        eps0,
+        n: n.get(),
+        randomizer: r,
+        accountant: method,
+    }))
 }
 
 /// (PLD eps, step, PLD mass at infinity, KOV of the best split (eps, eps1, delta1)).
-type ShuffledComposition = (f64, f64, f64, Option<(f64, f64, f64)>);
+type CurveComposition = (f64, f64, f64, Option<(f64, f64, f64)>);
 
 fn shuffled_with<A>(
     acct: &A,
@@ -621,7 +506,7 @@ fn shuffled_with<A>(
     r: &LocalRandomizer,
     n: NumUsers,
     total: f64,
-) -> Result<ShuffledComposition>
+) -> Result<CurveComposition>
 where
     A: CurveAccountant,
     A::Curve: Sync,
@@ -648,16 +533,6 @@ where
     let one = Pld::shuffled(acct, r, n, a.step).map_err(composition_error)?;
     let step = one.h;
     let pld = one.compose(k).map_err(composition_error)?;
-    let kov = SPLIT_FRACTIONS
-        .par_iter()
-        .filter_map(|&f| {
-            let d1 = f * total / k as f64;
-            let e1 = curve.epsilon(d1);
-            (e1 > 0.0 && e1.is_finite() && d1 > 0.0)
-                .then(|| kov_epsilon(e1, d1, k, total).ok())
-                .flatten()
-                .map(|e| (e, e1, d1))
-        })
-        .min_by(|x, y| x.0.total_cmp(&y.0));
+    let kov = best_kov_split(&curve, k, total, || {});
     Ok((pld.epsilon(total), step, pld.inf_mass, kov))
 }

@@ -7,62 +7,9 @@ use crate::json;
 use blanket::display::echo;
 use blanket::params::NumUsers;
 use blanket::protocol::ikos::{MAX_SIGMA, MAX_USERS};
-use blanket::protocol::{IkosError, IkosSum, IkosSumError, IkosSumReport};
+use blanket::protocol::{IkosError, IkosSum, IkosSumError};
+use blanket_report::ikos::{smallest_sigma, IkosCalibration, DEFAULT_SIGMA};
 use pyo3::prelude::*;
-use serde::Serialize;
-
-/// sigma when neither sigma nor delta is given (as `blanket calibrate ikos-sum`).
-const DEFAULT_SIGMA: u32 = 40;
-
-/// What `blanket calibrate ikos-sum --json` prints.
-#[derive(Serialize)]
-struct IkosCalibration {
-    protocol: &'static str,
-    n: u64,
-    eps: f64,
-    p: u32,
-    q: u128,
-    m: u32,
-    alpha: f64,
-    sigma: u32,
-    eps_realized: f64,
-    delta: f64,
-    noise_bound: u64,
-    predicted_mse: f64,
-    predicted_mse_meaning: &'static str,
-    bytes_per_user: u64,
-    assumes: &'static str,
-    calibration: &'static str,
-}
-
-/// Bytes of one element of Z_q on the wire.
-fn element_bytes(q: u128) -> u64 {
-    let bits = 128 - (q - 1).leading_zeros();
-    u64::from(bits.div_ceil(8).max(1))
-}
-
-impl IkosCalibration {
-    fn of(r: &IkosSumReport) -> Self {
-        Self {
-            protocol: "ikos-sum",
-            n: r.users,
-            eps: r.epsilon,
-            p: r.precision,
-            q: r.modulus,
-            m: r.shares,
-            alpha: r.alpha,
-            sigma: r.sigma,
-            eps_realized: r.epsilon_realized,
-            delta: r.delta,
-            noise_bound: r.noise_bound,
-            predicted_mse: r.predicted_mse,
-            predicted_mse_meaning: "upper bound on the expected squared error of the estimated sum for any data of n users (rounding <= n/4 plus the discrete Laplace variance, over p^2)",
-            bytes_per_user: u64::from(r.shares) * element_bytes(r.modulus),
-            assumes: r.assumes,
-            calibration: "no gamma to calibrate: the noise is fixed by eps (alpha = e^(-eps/p) rounded up), m by sigma (m_required), delta = (1 + e^eps) 2^-sigma",
-        }
-    }
-}
 
 /// The smallest sigma with (1 + e^eps) 2^-sigma <= delta (docs/multi-message.md: the
 /// split-and-mix statistical distance 2^-sigma, times 1 + e^eps for the DP conversion).
@@ -70,17 +17,15 @@ fn sigma_for_delta(eps: f64, delta: f64) -> Result<u32> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(Error::param("delta", "a number in (0, 1)", echo(delta)));
     }
-    (1..=MAX_SIGMA)
-        .find(|&s| (1.0 + eps.exp()) * 2f64.powi(-(s as i32)) <= delta)
-        .ok_or_else(|| {
-            Error::param(
-                "delta",
-                format!(
-                    "at least (1 + e^eps) 2^-{MAX_SIGMA} (no sigma up to {MAX_SIGMA} reaches less)"
-                ),
-                echo(delta),
-            )
-        })
+    smallest_sigma(eps, delta).ok_or_else(|| {
+        Error::param(
+            "delta",
+            format!(
+                "at least (1 + e^eps) 2^-{MAX_SIGMA} (no sigma up to {MAX_SIGMA} reaches less)"
+            ),
+            echo(delta),
+        )
+    })
 }
 
 /// Calibrates the IKOS sum; the report of `blanket calibrate ikos-sum --json` as JSON text.

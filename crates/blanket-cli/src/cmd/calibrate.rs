@@ -4,14 +4,13 @@ use super::common::TargetArgs;
 use crate::accountant::{resolve, AccountantChoice};
 use crate::output::{down, echo, kv_table, num, print_json, up};
 use anyhow::Result;
-use blanket::accounting::best::CERTIFIED;
-use blanket::accounting::{Method, ShuffleAccountant};
+use blanket::accounting::ShuffleAccountant;
 use blanket::calibrate::Target;
 use blanket::params::{DomainSize, Precision};
-use blanket::protocol::vector_sum::{paper_gamma_raw, paper_mse_bound};
-use blanket::protocol::{DomainConvention, Histogram, ScalarSum, ScalarSumShape, VectorSum};
+use blanket::protocol::{Histogram, ScalarSum, VectorSum};
+use blanket_report::calibrate as shared;
+pub use blanket_report::calibrate::{CalibrationReport, MethodFigures};
 use clap::{Args, Subcommand};
-use serde::Serialize;
 
 /// The protocols that can be calibrated.
 #[derive(Subcommand)]
@@ -116,152 +115,32 @@ pub struct VectorSumArgs {
     pub json: bool,
 }
 
-/// What `calibrate` prints (JSON keys are a contract).
-#[derive(Serialize)]
-pub struct CalibrationReport {
-    /// Protocol name.
-    pub protocol: &'static str,
-    /// Users.
-    pub n: u64,
-    /// Target epsilon.
-    pub eps: f64,
-    /// Target delta.
-    pub delta: f64,
-    /// Blanket probability.
-    pub gamma: f64,
-    /// Local privacy of one message of the randomizer users run.
-    pub eps0: f64,
-    /// Local privacy of everything one user sends (t messages for vector sum): the user-level
-    /// local DP guarantee.
-    pub eps0_user: f64,
-    /// Precision (scalar sum).
-    pub k: Option<u32>,
-    /// Message values of the randomizer users run.
-    pub message_values: u32,
-    /// Domain size the accountant was told.
-    pub accounted_domain: u32,
-    /// Whether the paper's m = k convention was used.
-    pub paper_domain: bool,
-    /// Predicted worst-case mean squared error.
-    pub predicted_mse: f64,
-    /// What `predicted_mse` measures.
-    pub predicted_mse_meaning: &'static str,
-    /// The paper's bound on the same quantity, where there is one.
-    pub paper_bound_mse: Option<f64>,
-    /// The method that certified the guarantee.
-    pub method: String,
-    /// Citation of the method.
-    pub citation: &'static str,
-    /// Certified epsilon of the randomizer users really run (null if not certifiable).
-    pub certified_epsilon: Option<f64>,
-    /// Delta at which `certified_epsilon` holds.
-    pub certified_delta: f64,
-    /// Notes for the reader (safety caveats).
-    pub notes: Vec<String>,
-    /// Dimension (vector sum).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub d: Option<u32>,
-    /// Coordinates reported per user (vector sum).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub t: Option<u32>,
-    /// The gamma of the paper's closed form at the same parameters (vector sum: Theorem 4.1
-    /// and Section 4.5 of Scott et al. 2021), for comparison; not what certifies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paper_gamma: Option<f64>,
-    /// The same calibration under the paper's closed form (Balle et al. 2019, Theorem 3.1):
-    /// what the paper would have required. Absent when that is the method used.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paper: Option<MethodFigures>,
-    /// With `--compare`: the calibration under every certified method.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub alternatives: Vec<MethodFigures>,
-}
-
-/// One method's calibration of the same protocol and target, for comparison.
-#[derive(Serialize, Clone)]
-pub struct MethodFigures {
-    /// The method.
-    pub method: &'static str,
-    /// Its smallest certified gamma (null if it certifies none).
-    pub gamma: Option<f64>,
-    /// The precision it leads to.
-    pub k: Option<u32>,
-    /// The coordinates per user it leads to (vector sum).
-    pub t: Option<u32>,
-    /// The predicted error at its parameters.
-    pub predicted_mse: Option<f64>,
-    /// Why it certifies nothing, if so.
-    pub error: Option<String>,
-    /// Compute time in seconds.
-    pub seconds: f64,
-}
-
-impl MethodFigures {
-    /// Calibrates with `method` through `calibrate_with`.
-    pub fn of(
-        method: Method,
-        calibrate_with: &dyn Fn(&dyn ShuffleAccountant) -> Result<CalibrationReport>,
-    ) -> Self {
-        let start = std::time::Instant::now();
-        let result = calibrate_with(method.accountant().as_ref());
-        let seconds = start.elapsed().as_secs_f64();
-        match result {
-            Ok(r) => Self {
-                method: method.name(),
-                gamma: Some(r.gamma),
-                k: r.k,
-                t: r.t,
-                predicted_mse: Some(r.predicted_mse),
-                error: None,
-                seconds,
-            },
-            Err(e) => Self {
-                method: method.name(),
-                gamma: None,
-                k: None,
-                t: None,
-                predicted_mse: None,
-                error: Some(format!("{e:#}")),
-                seconds,
-            },
-        }
-    }
-
-    fn row(&self) -> Vec<String> {
-        let opt = |x: Option<f64>| x.map_or("-".to_string(), num);
-        let int = |x: Option<u32>| x.map_or("-".to_string(), |v| v.to_string());
-        vec![
-            self.method.to_string(),
-            self.gamma.map_or("-".to_string(), up),
-            int(self.k),
-            int(self.t),
-            opt(self.predicted_mse),
-            self.error.clone().unwrap_or_default(),
-        ]
-    }
-}
-
-/// Adds the paper's closed-form figures (unless it is the method used) and, with `all`, every
-/// certified method's, to `report`.
-fn add_comparisons(
-    report: &mut CalibrationReport,
-    all: bool,
-    calibrate_with: &dyn Fn(&dyn ShuffleAccountant) -> Result<CalibrationReport>,
-) {
-    if report.method != Method::BlanketClosed.name() {
-        report.paper = Some(MethodFigures::of(Method::BlanketClosed, calibrate_with));
-    }
-    if all {
-        report.alternatives = CERTIFIED
-            .iter()
-            .map(|&m| MethodFigures::of(m, calibrate_with))
-            .collect();
-    }
-}
-
-impl CalibrationReport {
+/// How the CLI shows a [`CalibrationReport`]: a key/value table, the comparison table and
+/// notes, or JSON.
+pub trait ShowCalibration {
     /// Key/value rows for the human table.
-    pub fn rows(&self) -> Vec<(&'static str, String)> {
+    fn rows(&self) -> Vec<(&'static str, String)>;
+    /// Prints as JSON or as a table with notes; a guarantee that is not certified (the
+    /// paper's domain convention) sets exit code 3.
+    fn print(&self, json: bool) -> Result<()>;
+}
+
+/// One row of the `--compare` table.
+fn figures_row(f: &MethodFigures) -> Vec<String> {
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), num);
+    let int = |x: Option<u32>| x.map_or("-".to_string(), |v| v.to_string());
+    vec![
+        f.method.to_string(),
+        f.gamma.map_or("-".to_string(), up),
+        int(f.k),
+        int(f.t),
+        opt(f.predicted_mse),
+        f.error.clone().unwrap_or_default(),
+    ]
+}
+
+impl ShowCalibration for CalibrationReport {
+    fn rows(&self) -> Vec<(&'static str, String)> {
         let mut rows = vec![
             ("protocol", self.protocol.to_string()),
             ("n", self.n.to_string()),
@@ -325,14 +204,7 @@ impl CalibrationReport {
         rows
     }
 
-    /// Whether the target guarantee is certified for the randomizer users run.
-    pub fn certified(&self) -> bool {
-        self.certified_epsilon.is_some_and(|e| e <= self.eps)
-    }
-
-    /// Prints as JSON or as a table with notes; a guarantee that is not certified (the
-    /// paper's domain convention) sets exit code 3.
-    pub fn print(&self, json: bool) -> Result<()> {
+    fn print(&self, json: bool) -> Result<()> {
         if !self.certified() {
             crate::exit::mark_uncertified();
         }
@@ -342,7 +214,7 @@ impl CalibrationReport {
         println!("{}", kv_table("Calibration", &self.rows()));
         println!("predicted MSE: {}", self.predicted_mse_meaning);
         if !self.alternatives.is_empty() {
-            let rows: Vec<Vec<String>> = self.alternatives.iter().map(MethodFigures::row).collect();
+            let rows: Vec<Vec<String>> = self.alternatives.iter().map(figures_row).collect();
             println!(
                 "{}",
                 crate::output::table(
@@ -364,96 +236,18 @@ pub fn histogram(
     target: &Target,
     acct: &dyn ShuffleAccountant,
 ) -> Result<(Histogram, CalibrationReport)> {
-    let (h, cal) = Histogram::calibrate(m, target, acct)?;
-    let report = CalibrationReport {
-        protocol: "histogram",
-        n: target.n.get(),
-        eps: target.eps.get(),
-        delta: target.delta.get(),
-        gamma: cal.gamma.get(),
-        eps0: cal.eps0,
-        eps0_user: cal.eps0_user,
-        k: None,
-        message_values: m.get(),
-        accounted_domain: m.get(),
-        paper_domain: false,
-        predicted_mse: cal.predicted_mse,
-        predicted_mse_meaning: "mean over the m categories of the variance of the estimated count (exact for any data of n users)",
-        paper_bound_mse: None,
-        method: cal.guarantee.method.name().to_string(),
-        citation: cal.guarantee.method.citation(),
-        certified_epsilon: cal.certified.map(|g| g.epsilon),
-        certified_delta: cal.guarantee.delta,
-        notes: eps_note(target, cal.guarantee.method),
-        d: None,
-        t: None,
-        paper_gamma: None,
-        paper: None,
-        alternatives: Vec::new(),
-    };
-    Ok((h, report))
+    Ok(shared::histogram(m, target, acct)?)
 }
 
-/// Calibrates the scalar-sum protocol.
+/// Calibrates the scalar-sum protocol (`k`: `--k`, checked here).
 pub fn scalar_sum(
     k: Option<u64>,
     paper_domain: bool,
     target: &Target,
     acct: &dyn ShuffleAccountant,
 ) -> Result<(ScalarSum, CalibrationReport)> {
-    let shape = ScalarSumShape {
-        k: k.map(Precision::new).transpose()?,
-        convention: if paper_domain {
-            DomainConvention::Paper
-        } else {
-            DomainConvention::TrueDomain
-        },
-    };
-    let (p, cal) = ScalarSum::calibrate(shape, target, acct)?;
-    let k = p.k().get();
-    let mut notes = eps_note(target, cal.guarantee.method);
-    if paper_domain {
-        notes.push(format!(
-            "--paper-domain: gamma was calibrated for m = k = {k} values as in the paper, but the \
-             messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
-            k + 1,
-            match cal.certified {
-                Some(g) => format!(" (the certified epsilon is {})", up(g.epsilon)),
-                None => " (the accountant certifies no epsilon for them)".to_string(),
-            }
-        ));
-    }
-    let report = CalibrationReport {
-        protocol: "scalar-sum",
-        n: target.n.get(),
-        eps: target.eps.get(),
-        delta: target.delta.get(),
-        gamma: cal.gamma.get(),
-        eps0: cal.eps0,
-        eps0_user: cal.eps0_user,
-        k: Some(k),
-        message_values: k + 1,
-        accounted_domain: if paper_domain { k } else { k + 1 },
-        paper_domain,
-        predicted_mse: cal.predicted_mse,
-        predicted_mse_meaning: "worst case over data of n users of the expected squared error of the estimated sum (exact)",
-        paper_bound_mse: Some(p.paper_sum_mse_bound(
-            target.n.get(),
-            target.eps.get(),
-            target.delta.get(),
-        )),
-        method: cal.guarantee.method.name().to_string(),
-        citation: cal.guarantee.method.citation(),
-        certified_epsilon: cal.certified.map(|g| g.epsilon),
-        certified_delta: cal.guarantee.delta,
-        notes,
-        d: None,
-        t: None,
-        paper_gamma: None,
-        paper: None,
-        alternatives: Vec::new(),
-    };
-    Ok((p, report))
+    let k = k.map(Precision::new).transpose()?;
+    Ok(shared::scalar_sum(k, paper_domain, target, acct)?)
 }
 
 /// Calibrates the vector-sum protocol (k and t minimizing the predicted error unless fixed).
@@ -465,77 +259,32 @@ pub fn vector_sum(
     target: &Target,
     acct: &dyn ShuffleAccountant,
 ) -> Result<(VectorSum, CalibrationReport)> {
-    let convention = if paper_domain {
-        DomainConvention::Paper
-    } else {
-        DomainConvention::TrueDomain
-    };
     let k = k.map(Precision::new).transpose()?;
-    let (p, cal) = VectorSum::calibrate(d, t, k, convention, target, acct)?;
-    let (kk, tt, dd) = (p.k().get(), p.t(), p.d());
-    let (n, eps, delta) = (target.n.get(), target.eps.get(), target.delta.get());
-    let mut notes = eps_note(target, cal.instance.guarantee.method);
-    notes.push(if tt == 1 {
-        format!(
-            "t = 1: the protocol is certified as shuffled GRR over d * (k + 1) = {} (coordinate, value) pairs with n users (exact reduction, docs/vector-sum.md)",
-            u64::from(dd) * (u64::from(kk) + 1)
-        )
-    } else {
-        format!(
-            "t = {tt}: certified per coordinate (GRR over k + 1 values, at least {} users per coordinate except with probability delta/4) and composed over the t coordinates (docs/vector-sum.md)",
-            cal.requirement.n
-        )
-    });
-    if paper_domain {
-        notes.push(format!(
-            "--paper-domain: gamma was calibrated for k = {kk} values per coordinate as in the paper, but the messages take k + 1 = {} values; the target guarantee is NOT certified for them{}",
-            kk + 1,
-            match cal.certified {
-                Some(g) => format!(" (the certified epsilon is {})", up(g.epsilon)),
-                None => " (the accountant certifies no epsilon for them)".to_string(),
-            }
-        ));
-    }
-    let levels = if paper_domain { kk } else { kk + 1 };
-    let report = CalibrationReport {
-        protocol: "vector-sum",
-        n,
-        eps,
-        delta,
-        gamma: cal.gamma.get(),
-        eps0: cal.eps0,
-        eps0_user: cal.eps0_user,
-        k: Some(kk),
-        message_values: kk + 1,
-        accounted_domain: cal.requirement.m.get(),
-        paper_domain,
-        predicted_mse: cal.predicted_mse,
-        predicted_mse_meaning: "worst case over data of n users of the expected squared error of the estimated mean vector, summed over the d coordinates, on the [0, 1] scale",
-        paper_bound_mse: (eps < 6.0)
-            .then(|| paper_mse_bound(n, dd, tt, eps, delta, cal.gamma.get())),
-        method: cal.instance.guarantee.method.name().to_string(),
-        citation: cal.instance.guarantee.method.citation(),
-        certified_epsilon: cal.certified.map(|g| g.epsilon),
-        certified_delta: delta,
-        notes,
-        d: Some(dd),
-        t: Some(tt),
-        paper_gamma: paper_gamma_raw(n, dd, levels, tt, eps, delta).ok(),
-        paper: None,
-        alternatives: Vec::new(),
-    };
-    Ok((p, report))
+    Ok(shared::vector_sum(d, t, k, paper_domain, target, acct)?)
 }
 
-fn eps_note(target: &Target, method: Method) -> Vec<String> {
-    if target.eps.get() > 1.0 && method == Method::BlanketClosed {
-        vec![
-            "Theorem 3.1 holds for eps <= 1: a target eps > 1 is certified at eps <= 1 (stronger)"
-                .into(),
-        ]
-    } else {
-        vec![]
-    }
+/// Adds the paper's closed-form figures and, with `all`, every certified method's (a
+/// method's failure shown as its error chain).
+fn add_comparisons(
+    report: &mut CalibrationReport,
+    all: bool,
+    calibrate_with: &dyn Fn(&dyn ShuffleAccountant) -> Result<CalibrationReport>,
+) {
+    shared::add_comparisons(report, all, calibrate_with, &|e| format!("{e:#}"));
+}
+
+/// Calibrates under `accountant` through `with`, adds the comparisons and prints.
+fn calibrate_and_print(
+    accountant: AccountantChoice,
+    compare: bool,
+    json: bool,
+    with: &dyn Fn(&dyn ShuffleAccountant) -> Result<CalibrationReport>,
+) -> Result<()> {
+    let pb = super::common::spinner("calibrating", json);
+    let mut report = with(resolve(accountant).as_ref())?;
+    add_comparisons(&mut report, compare, with);
+    pb.finish_and_clear();
+    report.print(json)
 }
 
 /// Runs `blanket calibrate`.
@@ -547,34 +296,21 @@ pub fn run(cmd: &CalibrateCommand) -> Result<()> {
         CalibrateCommand::Histogram(a) => {
             let target = a.target.target(a.n)?;
             let m = DomainSize::new(a.domain)?;
-            let with = |acct: &dyn ShuffleAccountant| Ok(histogram(m, &target, acct)?.1);
-            let pb = super::common::spinner("calibrating", a.json);
-            let mut report = with(resolve(a.accountant).as_ref())?;
-            add_comparisons(&mut report, a.compare, &with);
-            pb.finish_and_clear();
-            report.print(a.json)
+            calibrate_and_print(a.accountant, a.compare, a.json, &|acct| {
+                Ok(histogram(m, &target, acct)?.1)
+            })
         }
         CalibrateCommand::ScalarSum(a) => {
             let target = a.target.target(a.n)?;
-            let with = |acct: &dyn ShuffleAccountant| {
+            calibrate_and_print(a.accountant, a.compare, a.json, &|acct| {
                 Ok(scalar_sum(a.k, a.paper_domain, &target, acct)?.1)
-            };
-            let pb = super::common::spinner("calibrating", a.json);
-            let mut report = with(resolve(a.accountant).as_ref())?;
-            add_comparisons(&mut report, a.compare, &with);
-            pb.finish_and_clear();
-            report.print(a.json)
+            })
         }
         CalibrateCommand::VectorSum(a) => {
             let target = a.target.target(a.n)?;
-            let with = |acct: &dyn ShuffleAccountant| {
+            calibrate_and_print(a.accountant, a.compare, a.json, &|acct| {
                 Ok(vector_sum(a.d, a.t, a.k, a.paper_domain, &target, acct)?.1)
-            };
-            let pb = super::common::spinner("calibrating", a.json);
-            let mut report = with(resolve(a.accountant).as_ref())?;
-            add_comparisons(&mut report, a.compare, &with);
-            pb.finish_and_clear();
-            report.print(a.json)
+            })
         }
     }
 }

@@ -14,16 +14,15 @@ use crate::usage_bail;
 use anyhow::{Context, Result};
 use blanket::params::{Delta, UnitValue};
 use blanket::protocol::ikos::{MAX_SIGMA, MAX_USERS};
-use blanket::protocol::{IkosSum, IkosSumError, IkosSumReport};
+use blanket::protocol::{IkosSum, IkosSumError};
 use blanket::rng::simulation_stream;
 use blanket::shuffle::{Shuffler, UniformShuffler};
+use blanket_report::ikos::smallest_sigma;
+pub use blanket_report::ikos::{element_bytes, IkosCalibration, DEFAULT_SIGMA};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// sigma when neither `--sigma` nor `--delta` is given.
-pub const DEFAULT_SIGMA: u32 = 40;
 
 /// The security parameter: `--sigma S`, or `--delta D` (the smallest sigma with
 /// (1 + e^eps) 2^-sigma <= D).
@@ -54,17 +53,12 @@ impl SigmaArgs {
     }
 }
 
-/// delta = (1 + e^eps) 2^-sigma, as the core reports it.
-fn delta_of(eps: f64, sigma: u32) -> f64 {
-    (1.0 + eps.exp()) * 2f64.powi(-(sigma as i32))
-}
-
 /// The smallest sigma in 1..=512 with (1 + e^eps) 2^-sigma <= delta.
 pub fn sigma_for_delta(eps: f64, delta: f64) -> Result<u32> {
     if Delta::new(delta).is_err() {
         usage_bail!("--delta must be a number in (0, 1), got {}", echo(delta));
     }
-    match (1..=MAX_SIGMA).find(|&s| delta_of(eps, s) <= delta) {
+    match smallest_sigma(eps, delta) {
         Some(s) => Ok(s),
         None => usage_bail!(
             "--delta {} is below (1 + e^eps) 2^-{MAX_SIGMA}: no sigma up to {MAX_SIGMA} reaches it",
@@ -96,74 +90,13 @@ pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
     })
 }
 
-/// What `calibrate ikos-sum` prints (JSON keys are a contract).
-#[derive(Serialize)]
-pub struct IkosCalibration {
-    /// Protocol name.
-    pub protocol: &'static str,
-    /// Clients n.
-    pub n: u64,
-    /// Target epsilon.
-    pub eps: f64,
-    /// Precision p = ceil(sqrt(n)).
-    pub p: u32,
-    /// Modulus q.
-    pub q: u128,
-    /// Shares (messages) per client m.
-    pub m: u32,
-    /// alpha = A / 2^40 (the Polya / discrete Laplace parameter, exactly).
-    pub alpha: f64,
-    /// Security parameter sigma.
-    pub sigma: u32,
-    /// Realized epsilon p ln(1/alpha) (<= eps).
-    pub eps_realized: f64,
-    /// delta = (1 + e^eps) 2^-sigma.
-    pub delta: f64,
-    /// Noise bound T (Pr[|noise| > T] <= 2^-sigma).
-    pub noise_bound: u64,
-    /// Predicted MSE of the estimated sum (upper bound, all clients present).
-    pub predicted_mse: f64,
-    /// What `predicted_mse` measures.
-    pub predicted_mse_meaning: &'static str,
-    /// Bytes each client sends (m shares of ceil(log2 q / 8) bytes).
-    pub bytes_per_user: u64,
-    /// What the guarantee assumes.
-    pub assumes: &'static str,
-    /// Why the generic gamma calibrator does not apply.
-    pub calibration: &'static str,
+/// How the CLI shows an [`IkosCalibration`].
+trait ShowIkos {
+    fn rows(&self) -> Vec<(&'static str, String)>;
+    fn print(&self, json: bool) -> Result<()>;
 }
 
-/// Bytes of one element of Z_q.
-pub(super) fn element_bytes(q: u128) -> u64 {
-    let bits = 128 - (q - 1).leading_zeros();
-    u64::from(bits.div_ceil(8).max(1))
-}
-
-const WHY_NOT_GENERIC: &str = "no gamma to calibrate: the noise is fixed by eps (alpha = e^(-eps/p) rounded up), m by sigma (m_required), delta = (1 + e^eps) 2^-sigma";
-
-impl IkosCalibration {
-    /// From the core's report.
-    pub fn of(r: &IkosSumReport) -> Self {
-        Self {
-            protocol: "ikos-sum",
-            n: r.users,
-            eps: r.epsilon,
-            p: r.precision,
-            q: r.modulus,
-            m: r.shares,
-            alpha: r.alpha,
-            sigma: r.sigma,
-            eps_realized: r.epsilon_realized,
-            delta: r.delta,
-            noise_bound: r.noise_bound,
-            predicted_mse: r.predicted_mse,
-            predicted_mse_meaning: "upper bound on the expected squared error of the estimated sum for any data of n users (rounding <= n/4 plus the discrete Laplace variance, over p^2)",
-            bytes_per_user: u64::from(r.shares) * element_bytes(r.modulus),
-            assumes: r.assumes,
-            calibration: WHY_NOT_GENERIC,
-        }
-    }
-
+impl ShowIkos for IkosCalibration {
     fn rows(&self) -> Vec<(&'static str, String)> {
         vec![
             ("protocol", self.protocol.to_string()),

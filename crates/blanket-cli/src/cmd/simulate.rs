@@ -1,7 +1,7 @@
 //! `blanket simulate`: run a protocol end to end on real or generated data, repeatedly, and
 //! compare the observed error with the exact prediction.
 
-use super::calibrate::{self, CalibrationReport};
+use super::calibrate::{self, CalibrationReport, ShowCalibration};
 use super::common::{mean_ci, progress, TargetArgs};
 use crate::accountant::{resolve, AccountantChoice};
 use crate::data::{self, Provenance, Users};

@@ -18,9 +18,11 @@ use blanket::accounting::{
     StrongerClones,
 };
 use blanket::params::{Delta, NumUsers};
+use blanket_report::account::{
+    best_kov_split, own_delta, ComposeReport, PairComposition, ShuffledComposition,
+    MAX_CURVE_STEPS, SPLIT_FRACTIONS,
+};
 use clap::{ArgGroup, Args, ValueEnum};
-use rayon::prelude::*;
-use serde::Serialize;
 use std::time::Instant;
 
 /// Composition methods.
@@ -62,15 +64,6 @@ pub enum CurveChoice {
     /// Wang et al. 2024 variation-ratio bound: NOT certified, refused here.
     VariationRatio,
 }
-
-/// The most grid steps a shuffled curve is sampled at (one accountant query each).
-const MAX_CURVE_STEPS: f64 = 10_000.0;
-
-/// Fractions f of the total delta given to the k rounds' deltas (delta1 = f delta / k) in the
-/// search for KOV's best per-round split of a curve.
-const SPLIT_FRACTIONS: [f64; 14] = [
-    1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
-];
 
 /// Arguments of `account compose`.
 #[derive(Args)]
@@ -117,32 +110,6 @@ pub struct ComposeArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Serialize)]
-struct ComposeOut {
-    epsilon: f64,
-    delta: f64,
-    method: &'static str,
-    count: u64,
-    /// Pair mode: the per-round (eps, delta). Shuffled mode: the per-round (eps1, delta1)
-    /// point of the curve that KOV used (the best split).
-    component_eps: Option<f64>,
-    component_delta: Option<f64>,
-    /// The PLD's per-round grid step (null for the other methods).
-    step: Option<f64>,
-    seconds: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    eps0: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    n: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    randomizer: Option<LocalRandomizer>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    accountant: Option<&'static str>,
-    /// Shuffled mode: KOV of the best per-round split (null if no split gives one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kov_epsilon: Option<Option<f64>>,
 }
 
 /// Runs `account compose`.
@@ -245,11 +212,8 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
             pb.finish_and_clear();
             let e = pld.epsilon(total);
             if e == f64::INFINITY {
-                // 1 - (1 - cd)^k, rounded down (a lower estimate: only the claim "already
-                // exceeds" is made from it).
-                let own = -(k as f64 * (-cd).ln_1p()).exp_m1() * (1.0 - 1e-12);
                 return Err(no_eps(
-                    own,
+                    own_delta(cd, k),
                     pld.inf_mass,
                     total,
                     "the rounds' own deltas",
@@ -259,21 +223,16 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
             e
         }
     };
-    let out = ComposeOut {
+    let out = ComposeReport::from(PairComposition {
         epsilon: e,
         delta: total,
         method: method.name(),
         count: k,
-        component_eps: Some(eps),
-        component_delta: Some(cd),
+        component_eps: eps,
+        component_delta: cd,
         step,
         seconds: t.elapsed().as_secs_f64(),
-        eps0: None,
-        n: None,
-        randomizer: None,
-        accountant: None,
-        kov_epsilon: None,
-    };
+    });
     if a.json {
         return print_json(&out);
     }
@@ -349,21 +308,18 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
         ));
     }
     let k = a.count;
-    let out = ComposeOut {
+    let out = ComposeReport::from(ShuffledComposition {
         epsilon: res.pld_eps,
         delta: total,
-        method: "pld",
         count: k,
-        component_eps: res.kov.map(|x| x.1),
-        component_delta: res.kov.map(|x| x.2),
-        step: Some(res.step),
+        kov: res.kov,
+        step: res.step,
         seconds,
-        eps0: Some(eps0),
-        n: Some(n.get()),
-        randomizer: Some(r),
-        accountant: Some(method.name()),
-        kov_epsilon: Some(res.kov.map(|x| x.0)),
-    };
+        eps0,
+        n: n.get(),
+        randomizer: r,
+        accountant: method,
+    });
     if a.json {
         return print_json(&out);
     }
@@ -449,32 +405,4 @@ where
         kov,
         pld_seconds,
     })
-}
-
-/// KOV applied to the best per-round (eps1, delta1) point of a curve for k rounds at total
-/// delta `total`: delta1 = f total / k over [`SPLIT_FRACTIONS`], eps1 = the curve's certified
-/// eps at delta1. Returns (KOV eps, eps1, delta1) of the smallest, or `None` if no split
-/// gives one. `tick` is called once per fraction tried.
-pub(crate) fn best_kov_split<C>(
-    curve: &C,
-    k: u64,
-    total: f64,
-    tick: impl Fn() + Sync,
-) -> Option<(f64, f64, f64)>
-where
-    C: PrivacyCurve + Sync,
-{
-    SPLIT_FRACTIONS
-        .par_iter()
-        .filter_map(|&f| {
-            let d1 = f * total / k as f64;
-            let e1 = curve.epsilon(d1);
-            let res = (e1 > 0.0 && e1.is_finite() && d1 > 0.0)
-                .then(|| kov_epsilon(e1, d1, k, total).ok())
-                .flatten()
-                .map(|e| (e, e1, d1));
-            tick();
-            res
-        })
-        .min_by(|x, y| x.0.total_cmp(&y.0))
 }

@@ -8,12 +8,12 @@ mod shuffle;
 
 use crate::usage_bail;
 use anyhow::Result;
-use blanket::accounting::best::CERTIFIED;
 use blanket::accounting::{LocalRandomizer, Method};
 use blanket::params::DomainSize;
 use clap::{Subcommand, ValueEnum};
 
-pub(crate) use compose::best_kov_split;
+pub(crate) use blanket_report::account::best_kov_split;
+pub use blanket_report::account::is_certified;
 pub use compose::ComposeArgs;
 pub use curve::CurveArgs;
 pub use inverse::{Eps0Args, ErrorArgs, UsersArgs};
@@ -119,13 +119,6 @@ impl MethodChoice {
             MethodChoice::GrrExact => Method::GrrExact,
         }
     }
-}
-
-/// Whether a method's bound is certified (proved and computed with safe rounding). The
-/// variation-ratio bound is not: it is reported for comparison only and never labelled
-/// certified.
-pub fn is_certified(m: Method) -> bool {
-    m == Method::Best || CERTIFIED.contains(&m)
 }
 
 /// Runs an `account` subcommand.

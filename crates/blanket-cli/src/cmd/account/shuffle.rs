@@ -4,11 +4,9 @@ use super::{is_certified, randomizer, MethodChoice, RandomizerKind};
 use crate::exit::mark_uncertified;
 use crate::output::{echo, print_json, table, up};
 use anyhow::Result;
-use blanket::accounting::{Best, LocalRandomizer, Method};
+use blanket::accounting::{LocalRandomizer, Method};
 use blanket::params::{Delta, NumUsers};
 use clap::Args;
-use serde::Serialize;
-use std::time::Instant;
 
 /// Arguments of `account shuffle`.
 #[derive(Args)]
@@ -37,29 +35,6 @@ pub struct ShuffleArgs {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct ShuffleOut {
-    /// The certified epsilon, or eps0 (no amplification claimed) when nothing certifies.
-    epsilon: Option<f64>,
-    method: String,
-    certified_by: Option<String>,
-    /// The method's conditions hold and its bound is certified.
-    valid: bool,
-    /// Whether `epsilon` is certified by an amplification bound.
-    certified: bool,
-    /// An uncertified method's own value (variation-ratio), for comparison only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    uncertified_epsilon: Option<f64>,
-    reason: Option<String>,
-    seconds: f64,
-    eps0: f64,
-    n: u64,
-    delta: f64,
-    randomizer: LocalRandomizer,
-    citation: String,
-    all: Option<Vec<blanket::accounting::best::MethodResult>>,
-}
-
 /// Runs `account shuffle`.
 pub fn run(a: &ShuffleArgs) -> Result<()> {
     let n = NumUsers::from_f64(a.n)?;
@@ -67,56 +42,7 @@ pub fn run(a: &ShuffleArgs) -> Result<()> {
     let r = randomizer(a.randomizer, a.domain, a.eps0)?;
     crate::cmd::common::warn_delta(delta.get(), n.get());
     let method = a.method.method();
-    // `seconds` is the wall time of the whole call: for `best`, every method is evaluated once
-    // (each also timed on its own in `all`) and the minimum is taken from those answers.
-    let t = Instant::now();
-    let (res, all) = if method == Method::Best {
-        let (all, res) = Best::default().evaluate_all_and_best(&r, n, delta);
-        (res, Some(all))
-    } else {
-        (method.accountant().guarantee(&r, n, delta), None)
-    };
-    let seconds = t.elapsed().as_secs_f64();
-    let base = ShuffleOut {
-        // No amplification claimed: the local guarantee eps0 still holds.
-        epsilon: Some(a.eps0),
-        method: method.name().into(),
-        certified_by: None,
-        valid: false,
-        certified: false,
-        uncertified_epsilon: None,
-        reason: None,
-        seconds,
-        eps0: a.eps0,
-        n: n.get(),
-        delta: delta.get(),
-        randomizer: r,
-        citation: method.citation().into(),
-        all,
-    };
-    let out = match res {
-        Ok(g) if is_certified(g.method) => ShuffleOut {
-            epsilon: Some(g.epsilon),
-            certified_by: Some(g.method.name().into()),
-            valid: true,
-            certified: true,
-            citation: g.method.citation().into(),
-            ..base
-        },
-        Ok(g) => ShuffleOut {
-            uncertified_epsilon: Some(g.epsilon),
-            reason: Some(format!(
-                "{} is not a certified bound: its value {} is for comparison only; reporting eps0 (no amplification claimed)",
-                g.method,
-                up(g.epsilon)
-            )),
-            ..base
-        },
-        Err(e) => ShuffleOut {
-            reason: Some(format!("{e}; reporting eps0 (no amplification claimed)")),
-            ..base
-        },
-    };
+    let out = blanket_report::account::shuffle(r, a.eps0, n, delta, method);
     if !out.certified {
         mark_uncertified();
     }

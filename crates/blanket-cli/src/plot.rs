@@ -167,6 +167,26 @@ where
     mesh.draw().map_err(|e| e.to_string())
 }
 
+/// Draws the legend of a chart's labelled series at `position`: a light box with a black
+/// border, 14-point text (call only when a font is available).
+pub fn draw_legend<'a, DB, CT>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+    position: plotters::chart::SeriesLabelPosition,
+) -> Result<(), plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    use plotters::style::{Color, BLACK, WHITE};
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

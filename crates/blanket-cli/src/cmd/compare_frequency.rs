@@ -655,13 +655,7 @@ fn plot_crossover(
                 num(cross)
             ))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], cstyle));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()
+        crate::plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;

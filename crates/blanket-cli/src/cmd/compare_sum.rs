@@ -434,13 +434,7 @@ fn plot_against_n(
             .map_err(|e| err(&e))?;
     }
     if text {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()
+        crate::plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;

@@ -760,13 +760,7 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
                 }
             }
             if font {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font(("sans-serif", 14))
-                    .draw()
+                crate::plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
                     .map_err(plot_err)?;
             }
         }};

@@ -265,13 +265,7 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
             .map_err(|e| err(&e))?;
     }
     if text {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()
+        crate::plot::draw_legend(&mut chart, SeriesLabelPosition::LowerLeft)
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;

@@ -24,7 +24,10 @@
 
 use rand_core::CryptoRng;
 
-use super::dpds::{sample_server_view, share_vector, sum_vectors, with_user, DpdsMode, DpdsRun};
+use super::dpds::{
+    helper_sum, literal_costs, literal_run, sample_server_view, server_sum, share_vector, DpdsMode,
+    DpdsRun,
+};
 use super::{
     check_items, holders, out_of_range, Costs, FrequencyError, FrequencyEstimate, FrequencyReport,
     GuaranteeKind, RoleCost,
@@ -154,26 +157,8 @@ impl Dpdg {
     /// samples, N + 2 (n - 1) N additions; server n messages, n N elements, (n - 1) N
     /// additions, N multiplications.
     pub fn closed_form_costs(&self) -> Costs {
-        let (n, nn) = (self.users, u64::from(self.items));
-        Costs {
-            per_user: RoleCost {
-                messages_sent: n,
-                messages_received: n - 1,
-                elements_sent: n * nn,
-                elements_received: (n - 1) * nn,
-                elements_kept: nn,
-                random_samples: nn + (n - 1) * nn,
-                additions: nn + 2 * (n - 1) * nn,
-                multiplications: 0,
-            },
-            server: RoleCost {
-                messages_received: n,
-                elements_received: n * nn,
-                additions: (n - 1) * nn,
-                multiplications: nn,
-                ..RoleCost::default()
-            },
-        }
+        let nn = u64::from(self.items);
+        literal_costs(self.users, nn, nn, nn)
     }
 
     fn encode<R: CryptoRng + ?Sized>(
@@ -241,22 +226,12 @@ impl Dpdg {
 
     /// Helper role (user k): t_k = sum of the n share vectors addressed to k.
     pub fn helper_round2(&self, received: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
-        let nn = u64::from(self.items);
-        let t = sum_vectors(self.modulus, received, cost);
-        let others = received.len() as u64 - 1;
-        cost.messages_received += others;
-        cost.elements_received += others * nn;
-        cost.messages_sent += 1;
-        cost.elements_sent += nn;
-        t
+        helper_sum(self.modulus, received, cost)
     }
 
     /// Server role: the residues sum_k t_k mod q.
     pub fn server_sum(&self, sums: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
-        let nn = u64::from(self.items);
-        cost.messages_received += sums.len() as u64;
-        cost.elements_received += sums.len() as u64 * nn;
-        sum_vectors(self.modulus, sums, cost)
+        server_sum(self.modulus, sums, cost)
     }
 
     /// Centred decoding and scaling: psi_hat_j = v_j / (2^k n), v_j = r_j or r_j - q.
@@ -299,41 +274,9 @@ impl Dpdg {
         let q = self.modulus;
         let (residues, helper_sums, mut costs) = match mode {
             DpdsMode::Literal => {
-                let total = u128::from(self.users).pow(2) * nn as u128;
-                if total > super::dpds::LITERAL_MAX_SHARES {
-                    return Err(FrequencyError::LiteralTooLarge {
-                        shares: total,
-                        max: super::dpds::LITERAL_MAX_SHARES,
-                    });
-                }
-                let mut user_costs = vec![RoleCost::default(); n];
-                let mut inbox: Vec<Vec<Vec<u64>>> = vec![Vec::with_capacity(n); n];
-                for (i, &x) in data.iter().enumerate() {
-                    let shares = self
-                        .user_round1_simulated(
-                            i,
-                            x,
-                            &mut noise_rng,
-                            &mut share_rng,
-                            &mut user_costs[i],
-                        )
-                        .map_err(|e| with_user(e, i))?;
-                    for (k, s) in shares.into_iter().enumerate() {
-                        inbox[k].push(s);
-                    }
-                }
-                let sums: Vec<Vec<u64>> = inbox
-                    .iter()
-                    .zip(user_costs.iter_mut())
-                    .map(|(received, c)| self.helper_round2(received, c))
-                    .collect();
-                let mut server = RoleCost::default();
-                let residues = self.server_sum(&sums, &mut server);
-                assert!(user_costs.iter().all(|c| *c == user_costs[0]));
-                let costs = Costs {
-                    per_user: user_costs[0],
-                    server,
-                };
+                let (residues, sums, costs) = literal_run(q, self.items, data, |i, x, cost| {
+                    self.user_round1_simulated(i, x, &mut noise_rng, &mut share_rng, cost)
+                })?;
                 (residues, Some(sums), costs)
             }
             DpdsMode::Fast | DpdsMode::FastWithServerView => {

@@ -111,26 +111,7 @@ impl Dpds {
     /// (n - 1) N uniform elements); 2 (n - 1) N additions. Server: n messages, n N elements
     /// received, (n - 1) N additions, N multiplications.
     pub fn closed_form_costs(&self) -> Costs {
-        let (n, nn) = (self.users, u64::from(self.items));
-        Costs {
-            per_user: RoleCost {
-                messages_sent: n,
-                messages_received: n - 1,
-                elements_sent: n * nn,
-                elements_received: (n - 1) * nn,
-                elements_kept: nn,
-                random_samples: 1 + (n - 1) * nn,
-                additions: 2 * (n - 1) * nn,
-                multiplications: 0,
-            },
-            server: RoleCost {
-                messages_received: n,
-                elements_received: n * nn,
-                additions: (n - 1) * nn,
-                multiplications: nn,
-                ..RoleCost::default()
-            },
-        }
+        literal_costs(self.users, u64::from(self.items), 1, 0)
     }
 
     fn participate<R: CryptoRng + ?Sized>(
@@ -188,22 +169,12 @@ impl Dpds {
     /// Helper role (user k), round 2: t_k = sum of the n share vectors addressed to k (its own
     /// included), sent to the server.
     pub fn helper_round2(&self, received: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
-        let nn = self.items as u64;
-        let t = sum_vectors(self.modulus, received, cost);
-        let others = received.len() as u64 - 1;
-        cost.messages_received += others;
-        cost.elements_received += others * nn;
-        cost.messages_sent += 1;
-        cost.elements_sent += nn;
-        t
+        helper_sum(self.modulus, received, cost)
     }
 
     /// Server role: tau_hat = sum_k t_k mod q (the integer counts, since q > n).
     pub fn server_reconstruct(&self, sums: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
-        let nn = self.items as u64;
-        cost.messages_received += sums.len() as u64;
-        cost.elements_received += sums.len() as u64 * nn;
-        sum_vectors(self.modulus, sums, cost)
+        server_sum(self.modulus, sums, cost)
     }
 
     /// The whole protocol on simulation randomness: participation bits from
@@ -237,38 +208,10 @@ impl Dpds {
         let nn = self.items as usize;
         let (counts, helper_sums, mut costs) = match mode {
             DpdsMode::Literal => {
-                let total = u128::from(self.users).pow(2) * nn as u128;
-                if total > LITERAL_MAX_SHARES {
-                    return Err(FrequencyError::LiteralTooLarge {
-                        shares: total,
-                        max: LITERAL_MAX_SHARES,
-                    });
-                }
-                let mut user_costs = vec![RoleCost::default(); n];
-                let mut inbox: Vec<Vec<Vec<u64>>> = vec![Vec::with_capacity(n); n];
-                for (i, &x) in data.iter().enumerate() {
-                    let shares = self
-                        .user_round1_simulated(i, x, &mut part, &mut share_rng, &mut user_costs[i])
-                        .map_err(|e| with_user(e, i))?;
-                    for (k, s) in shares.into_iter().enumerate() {
-                        inbox[k].push(s);
-                    }
-                }
-                let sums: Vec<Vec<u64>> = inbox
-                    .iter()
-                    .zip(user_costs.iter_mut())
-                    .map(|(received, c)| self.helper_round2(received, c))
-                    .collect();
-                let mut server = RoleCost::default();
-                let counts = self.server_reconstruct(&sums, &mut server);
-                assert!(
-                    user_costs.iter().all(|c| *c == user_costs[0]),
-                    "every DPDS user does the same work"
-                );
-                let costs = Costs {
-                    per_user: user_costs[0],
-                    server,
-                };
+                let (counts, sums, costs) =
+                    literal_run(self.modulus, self.items, data, |i, x, cost| {
+                        self.user_round1_simulated(i, x, &mut part, &mut share_rng, cost)
+                    })?;
                 (counts, Some(sums), costs)
             }
             DpdsMode::Fast | DpdsMode::FastWithServerView => {
@@ -355,6 +298,105 @@ pub(crate) fn share_vector<R: CryptoRng + ?Sized>(
     cost.elements_sent += others * nn;
     cost.elements_kept += nn;
     shares
+}
+
+/// The per-role cost of one literal run of n-party additive sharing of N-vectors (DPDS,
+/// DPDG; `docs/frequency.md`) when a user's encoding takes `encode_samples` random samples and
+/// `encode_additions` additions: per user n messages sent, n - 1 received; n N elements sent
+/// ((n - 1) N shares + N to the server), (n - 1) N received, N kept; the encoding's samples
+/// plus (n - 1) N uniform elements; the encoding's additions plus 2 (n - 1) N (sharing and
+/// helper sum). Server: n messages, n N elements received, (n - 1) N additions, N
+/// multiplications (the scaling).
+pub(crate) fn literal_costs(n: u64, nn: u64, encode_samples: u64, encode_additions: u64) -> Costs {
+    Costs {
+        per_user: RoleCost {
+            messages_sent: n,
+            messages_received: n - 1,
+            elements_sent: n * nn,
+            elements_received: (n - 1) * nn,
+            elements_kept: nn,
+            random_samples: encode_samples + (n - 1) * nn,
+            additions: encode_additions + 2 * (n - 1) * nn,
+            multiplications: 0,
+        },
+        server: RoleCost {
+            messages_received: n,
+            elements_received: n * nn,
+            additions: (n - 1) * nn,
+            multiplications: nn,
+            ..RoleCost::default()
+        },
+    }
+}
+
+/// Helper role (user k): t_k = sum of the n share vectors addressed to k (its own included),
+/// counting the n - 1 received and the one sent to the server.
+pub(crate) fn helper_sum(q: Modulus, received: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
+    let t = sum_vectors(q, received, cost);
+    let (others, nn) = (received.len() as u64 - 1, t.len() as u64);
+    cost.messages_received += others;
+    cost.elements_received += others * nn;
+    cost.messages_sent += 1;
+    cost.elements_sent += nn;
+    t
+}
+
+/// Server role: sum_k t_k mod q of the helpers' sums, counting what it receives.
+pub(crate) fn server_sum(q: Modulus, sums: &[Vec<u64>], cost: &mut RoleCost) -> Vec<u64> {
+    let t = sum_vectors(q, sums, cost);
+    cost.messages_received += sums.len() as u64;
+    cost.elements_received += sums.len() as u64 * t.len() as u64;
+    t
+}
+
+/// (the server's sum mod q, the helper sums, the costs) of [`literal_run`].
+pub(crate) type LiteralRun = (Vec<u64>, Vec<Vec<u64>>, Costs);
+
+/// The literal run of n-party additive sharing (DPDS, DPDG) over the users' `data`: user i's
+/// share vectors from `round1(i, data[i], its cost)` (entry k goes to user k), every helper's
+/// sum, the server's sum. Returns (the server's sum mod q, the helper sums, the costs), or
+/// [`FrequencyError::LiteralTooLarge`] past [`LITERAL_MAX_SHARES`] shares (n^2 N).
+pub(crate) fn literal_run<F>(
+    q: Modulus,
+    items: u32,
+    data: &[u32],
+    mut round1: F,
+) -> Result<LiteralRun, FrequencyError>
+where
+    F: FnMut(usize, u32, &mut RoleCost) -> Result<Vec<Vec<u64>>, FrequencyError>,
+{
+    let n = data.len();
+    let total = (n as u128).pow(2) * u128::from(items);
+    if total > LITERAL_MAX_SHARES {
+        return Err(FrequencyError::LiteralTooLarge {
+            shares: total,
+            max: LITERAL_MAX_SHARES,
+        });
+    }
+    let mut user_costs = vec![RoleCost::default(); n];
+    let mut inbox: Vec<Vec<Vec<u64>>> = vec![Vec::with_capacity(n); n];
+    for (i, &x) in data.iter().enumerate() {
+        let shares = round1(i, x, &mut user_costs[i]).map_err(|e| with_user(e, i))?;
+        for (k, s) in shares.into_iter().enumerate() {
+            inbox[k].push(s);
+        }
+    }
+    let sums: Vec<Vec<u64>> = inbox
+        .iter()
+        .zip(user_costs.iter_mut())
+        .map(|(received, c)| helper_sum(q, received, c))
+        .collect();
+    let mut server = RoleCost::default();
+    let total = server_sum(q, &sums, &mut server);
+    assert!(
+        user_costs.iter().all(|c| *c == user_costs[0]),
+        "every user does the same work"
+    );
+    let costs = Costs {
+        per_user: user_costs[0],
+        server,
+    };
+    Ok((total, sums, costs))
 }
 
 /// The coordinate-wise sum mod q of `vectors` (at least one), counting (len - 1) N additions.

@@ -5,14 +5,7 @@
 mod common;
 use common::*;
 
-use serde_json::Value;
 use std::process::Command;
-
-fn f(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key} missing in {v}"))
-}
 
 #[test]
 fn shuffle_json_keys_and_public_check_value() {
@@ -34,9 +27,9 @@ fn shuffle_json_keys_and_public_check_value() {
     }
     assert_eq!(v["method"], "fmt21-numerical");
     assert_eq!(v["valid"], true);
-    let e = f(&v, "epsilon");
+    let e = num(&v, "epsilon");
     assert!((0.16754..=0.17279).contains(&e), "{e}");
-    assert!(f(&v, "seconds") >= 0.0);
+    assert!(num(&v, "seconds") >= 0.0);
 }
 
 #[test]
@@ -61,8 +54,8 @@ fn best_seconds_cover_every_method_evaluated() {
     assert_eq!(v["method"], "best");
     let all = v["all"].as_array().expect("all");
     assert!(all.len() > 1);
-    let sum: f64 = all.iter().map(|x| f(x, "seconds")).sum();
-    assert!(f(&v, "seconds") >= sum, "{} < {sum}", f(&v, "seconds"));
+    let sum: f64 = all.iter().map(|x| num(x, "seconds")).sum();
+    assert!(num(&v, "seconds") >= sum, "{} < {sum}", num(&v, "seconds"));
 }
 
 #[test]
@@ -94,7 +87,7 @@ fn krr_only_methods_refuse_a_generic_randomizer() {
         assert_eq!(v["valid"], false, "{m}: {v}");
         assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{v}");
         // no amplification claimed: epsilon is eps0 or null
-        assert!(v["epsilon"].is_null() || f(&v, "epsilon") == 1.0, "{v}");
+        assert!(v["epsilon"].is_null() || num(&v, "epsilon") == 1.0, "{v}");
     }
     // the same methods answer for k-RR
     let v = json(&[
@@ -115,7 +108,7 @@ fn krr_only_methods_refuse_a_generic_randomizer() {
         "--json",
     ]);
     assert_eq!(v["valid"], true, "{v}");
-    assert!(f(&v, "epsilon") < 1.0);
+    assert!(num(&v, "epsilon") < 1.0);
 }
 
 #[test]
@@ -188,7 +181,7 @@ fn compose_check_values() {
             "account", "compose", "--eps", "0.1", "--delta", "1e-6", "--count", "100", "--method",
             method, "--json",
         ]);
-        let e = f(&v, "epsilon");
+        let e = num(&v, "epsilon");
         assert!((e - want).abs() <= 1e-5 * want, "{method}: {e} vs {want}");
     }
 }
@@ -252,9 +245,9 @@ fn inverse_queries() {
         "fmt21-numerical",
         "--json",
     ]);
-    let e0 = f(&v, "eps0");
+    let e0 = num(&v, "eps0");
     assert_eq!(v["method"], "fmt21-numerical");
-    assert!(e0 > 0.5 && f(&v, "certified_epsilon") <= 0.5, "{v}");
+    assert!(e0 > 0.5 && num(&v, "certified_epsilon") <= 0.5, "{v}");
     let s = json(&[
         "account",
         "shuffle",
@@ -268,7 +261,7 @@ fn inverse_queries() {
         "fmt21-numerical",
         "--json",
     ]);
-    assert!(f(&s, "epsilon") <= 0.5, "{s}");
+    assert!(num(&s, "epsilon") <= 0.5, "{s}");
     // error at n, then the users needed for that error: about n.
     let v = json(&[
         "account",
@@ -288,8 +281,8 @@ fn inverse_queries() {
     for key in ["predicted_mse", "gamma", "method"] {
         assert!(v.get(key).is_some(), "{key} missing in {v}");
     }
-    let mse = f(&v, "predicted_mse");
-    assert!(mse > 0.0 && f(&v, "gamma") > 0.0 && f(&v, "gamma") < 1.0);
+    let mse = num(&v, "predicted_mse");
+    assert!(mse > 0.0 && num(&v, "gamma") > 0.0 && num(&v, "gamma") < 1.0);
     let target = mse / 5000f64.powi(2);
     let u = json(&[
         "account",
@@ -309,7 +302,7 @@ fn inverse_queries() {
     let n = u["n"].as_u64().expect("n");
     assert!((4000..=5000).contains(&n), "{u}");
     // (serde_json's float parsing may be off by an ulp)
-    assert!(f(&u, "normalized_mse") <= target * (1.0 + 1e-12), "{u}");
+    assert!(num(&u, "normalized_mse") <= target * (1.0 + 1e-12), "{u}");
     // scalar sum
     let v = json(&[
         "account",
@@ -325,137 +318,43 @@ fn inverse_queries() {
         "--json",
     ]);
     assert!(
-        f(&v, "predicted_mse") > 0.0 && v["k"].as_u64().is_some(),
+        num(&v, "predicted_mse") > 0.0 && v["k"].as_u64().is_some(),
         "{v}"
     );
 }
 
 #[test]
 fn bad_input_names_the_field() {
-    fails_with(
-        &[
-            "account", "shuffle", "--eps0", "0", "--n", "1e4", "--delta", "1e-6",
-        ],
-        "eps0",
-    );
-    fails_with(
-        &[
-            "account", "shuffle", "--eps0", "-1", "--n", "1e4", "--delta", "1e-6",
-        ],
-        "eps0",
-    );
-    fails_with(
-        &[
-            "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "1.5",
-        ],
-        "delta",
-    );
-    fails_with(
-        &[
-            "account", "shuffle", "--eps0", "1", "--n", "1e4", "--delta", "0",
-        ],
-        "delta",
-    );
-    fails_with(
-        &[
-            "account", "shuffle", "--eps0", "1", "--n", "1", "--delta", "1e-6",
-        ],
-        "n",
-    );
-    fails_with(
-        &[
-            "account",
-            "shuffle",
-            "--eps0",
-            "1",
-            "--n",
-            "1e4",
-            "--delta",
-            "1e-6",
-            "--randomizer",
-            "krr",
-        ],
-        "--domain",
-    );
-    fails_with(
-        &[
-            "account", "compose", "--eps", "0", "--delta", "1e-6", "--count", "10",
-        ],
-        "eps",
-    );
-    fails_with(
-        &[
-            "account", "compose", "--eps", "0.1", "--delta", "2", "--count", "10",
-        ],
-        "delta",
-    );
-    fails_with(
-        &[
-            "account", "curve", "--eps0", "-2", "--n", "1e3", "--k", "4", "--out", "unused",
-        ],
-        "eps0",
-    );
-    fails_with(
-        &[
-            "account", "eps0", "--n", "1", "--eps", "1", "--delta", "1e-6",
-        ],
-        "n",
-    );
-    fails_with(
-        &[
-            "account", "eps0", "--n", "1e4", "--eps", "-1", "--delta", "1e-6",
-        ],
-        "eps",
-    );
-    fails_with(
-        &[
-            "account",
-            "error",
-            "--protocol",
-            "histogram",
-            "--n",
-            "1e4",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-        ],
-        "--domain",
-    );
-    fails_with(
-        &[
-            "account",
-            "users",
-            "--protocol",
-            "histogram",
+    for (line, field) in [
+        ("account shuffle --eps0 0 --n 1e4 --delta 1e-6", "eps0"),
+        ("account shuffle --eps0 -1 --n 1e4 --delta 1e-6", "eps0"),
+        ("account shuffle --eps0 1 --n 1e4 --delta 1.5", "delta"),
+        ("account shuffle --eps0 1 --n 1e4 --delta 0", "delta"),
+        ("account shuffle --eps0 1 --n 1 --delta 1e-6", "n"),
+        (
+            "account shuffle --eps0 1 --n 1e4 --delta 1e-6 --randomizer krr",
             "--domain",
-            "10",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-            "--target-mse",
-            "0",
-        ],
-        "target-mse",
-    );
-    fails_with(
-        &[
-            "account",
-            "error",
-            "--protocol",
-            "vector-sum",
-            "--n",
-            "1e4",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-            "--d",
-            "4",
-        ],
-        "--t",
-    );
+        ),
+        ("account compose --eps 0 --delta 1e-6 --count 10", "eps"),
+        ("account compose --eps 0.1 --delta 2 --count 10", "delta"),
+        ("account curve --eps0 -2 --n 1e3 --k 4 --out unused", "eps0"),
+        ("account eps0 --n 1 --eps 1 --delta 1e-6", "n"),
+        ("account eps0 --n 1e4 --eps -1 --delta 1e-6", "eps"),
+        (
+            "account error --protocol histogram --n 1e4 --eps 1 --delta 1e-6",
+            "--domain",
+        ),
+        (
+            "account users --protocol histogram --domain 10 --eps 1 --delta 1e-6 --target-mse 0",
+            "target-mse",
+        ),
+        (
+            "account error --protocol vector-sum --n 1e4 --eps 1 --delta 1e-6 --d 4",
+            "--t",
+        ),
+    ] {
+        fails_with(&words(line), field);
+    }
 }
 
 /// Item 1 of issue 8: variation-ratio is not certified and must never be labelled so.
@@ -488,8 +387,8 @@ fn variation_ratio_is_never_labelled_certified() {
     assert_eq!(v["certified"], false, "{v}");
     assert!(v["certified_by"].is_null(), "{v}");
     // no amplification claimed: epsilon is eps0; the uncertified value is apart
-    assert_eq!(f(&v, "epsilon"), 1.0, "{v}");
-    assert!(f(&v, "uncertified_epsilon") < 1.0, "{v}");
+    assert_eq!(num(&v, "epsilon"), 1.0, "{v}");
+    assert!(num(&v, "uncertified_epsilon") < 1.0, "{v}");
 
     // account eps0
     let v = json_code(
@@ -634,7 +533,7 @@ fn compose_pld_pair_matches_kov() {
         }
         assert_eq!(pld["method"], "pld");
         assert!(kov["step"].is_null(), "{kov}");
-        let (p, k) = (f(&pld, "epsilon"), f(&kov, "epsilon"));
+        let (p, k) = (num(&pld, "epsilon"), num(&kov, "epsilon"));
         if let Some(want) = kov_check {
             assert!((k - want).abs() <= 1e-4 * want, "kov {k} vs {want}");
         }
@@ -644,7 +543,7 @@ fn compose_pld_pair_matches_kov() {
         );
         assert!(p <= k * 1.01, "{eps} x {rounds}: pld {p} vs kov {k}");
         // the default step is eps: the pair is on the grid exactly
-        assert!((f(&pld, "step") - f(&pld, "component_eps")).abs() <= 1e-15);
+        assert!((num(&pld, "step") - num(&pld, "component_eps")).abs() <= 1e-15);
     }
 }
 
@@ -655,8 +554,8 @@ fn compose_pld_step_is_checked_and_adjusted() {
         "pld", "--step", "0.03", "--json",
     ]);
     // adjusted to eps / round(eps / step) = 0.1 / 3
-    assert!((f(&v, "step") - 0.1 / 3.0).abs() <= 1e-15, "{v}");
-    assert!((f(&v, "epsilon") - 4.77457).abs() <= 1e-3, "{v}");
+    assert!((num(&v, "step") - 0.1 / 3.0).abs() <= 1e-15, "{v}");
+    assert!((num(&v, "epsilon") - 4.77457).abs() <= 1e-3, "{v}");
     fails_code(
         2,
         &[
@@ -751,11 +650,11 @@ fn compose_shuffled_curve_beats_kov() {
     assert_eq!(v["accountant"], "clones-krr");
     assert_eq!(v["count"], 1000);
     assert_eq!(v["n"], 100_000);
-    let (pld, kov) = (f(&v, "epsilon"), f(&v, "kov_epsilon"));
+    let (pld, kov) = (num(&v, "epsilon"), num(&v, "kov_epsilon"));
     // measured: 0.6283 against 4.058
     assert!(pld > 0.0 && pld < 0.5 * kov, "pld {pld} vs kov {kov}");
     // KOV's per-round point is on the curve: (eps1, delta1) with delta1 < delta / rounds
-    assert!(f(&v, "component_delta") < 1e-8 / 1000.0, "{v}");
+    assert!(num(&v, "component_delta") < 1e-8 / 1000.0, "{v}");
     // the text output names both
     let (code, out, err) = run(&[
         "account",

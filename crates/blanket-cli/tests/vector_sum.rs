@@ -241,12 +241,6 @@ fn experiment_quick_writes_csv_png_and_summary() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn num(v: &serde_json::Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key} missing in {v}"))
-}
-
 /// Issue 8 item 2: the vector-sum error is already per mean vector; `account users` must not
 /// divide it by n^2 again. The n it answers, simulated, gives about the target MSE.
 #[test]

@@ -4,6 +4,18 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// The words of a command line (split at white space): `words("account shuffle --n 1e4")`.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The number at `key` of a JSON object (panics naming the key if it is not a number).
+pub fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
 /// Runs the binary with `args`.
 pub fn blanket(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_blanket"))

@@ -72,7 +72,24 @@ def _floats(field: str, a: Any, ndim: int) -> np.ndarray:
     return x
 
 
-class Histogram:
+class _GrrProtocol:
+    """What the protocols share: the native object they wrap (``_p``), its blanket
+    probability gamma, and a repr of their parameters (``_FIELDS``)."""
+
+    _p: Any
+    _FIELDS: Tuple[str, ...] = ()
+
+    @property
+    def gamma(self) -> float:
+        """Blanket probability gamma."""
+        return self._p.gamma
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"{type(self).__name__}({args})"
+
+
+class Histogram(_GrrProtocol):
     """Histogram (frequency estimation) over ``domain`` categories with the
     privacy-blanket randomizer GRR(m, gamma): a user holding x reports x with probability
     1 - gamma + gamma/m and each other value with probability gamma/m (Balle, Bell,
@@ -85,6 +102,8 @@ class Histogram:
         >>> counts = h.estimate(messages)             # analyzer side, unbiased counts
     """
 
+    _FIELDS = ("domain", "gamma")
+
     def __init__(self, domain: int, gamma: float) -> None:
         self._p = _blanket.Histogram(_uint("domain", domain), _real("gamma", gamma))
 
@@ -94,17 +113,9 @@ class Histogram:
         return self._p.domain
 
     @property
-    def gamma(self) -> float:
-        """Blanket probability gamma."""
-        return self._p.gamma
-
-    @property
     def eps0(self) -> float:
         """Local privacy of one report: log(1 + m (1 - gamma) / gamma), rounded up."""
         return self._p.eps0
-
-    def __repr__(self) -> str:
-        return f"Histogram(domain={self.domain}, gamma={self.gamma!r})"
 
     def randomize(self, values: Any, rng: Any = None, *, threads: Optional[int] = None) -> np.ndarray:
         """Client side: one report per user.
@@ -151,10 +162,12 @@ class ScalarSumEstimate(NamedTuple):
     """Number of reports received."""
 
 
-class ScalarSum:
+class ScalarSum(_GrrProtocol):
     """Sum of values in [0, 1]: each user rounds its value at random to one of k + 1
     levels (unbiased) and reports it through GRR(k + 1, gamma) (Balle, Bell, Gascon,
     Nissim 2019, Section 4). Calibrate with :func:`blanket.calibrate.scalar_sum`."""
+
+    _FIELDS = ("k", "gamma")
 
     def __init__(self, k: int, gamma: float) -> None:
         self._p = _blanket.ScalarSum(_uint("k", k), _real("gamma", gamma))
@@ -165,17 +178,9 @@ class ScalarSum:
         return self._p.k
 
     @property
-    def gamma(self) -> float:
-        """Blanket probability gamma."""
-        return self._p.gamma
-
-    @property
     def eps0(self) -> float:
         """Local privacy of one report (GRR over k + 1 values), rounded up."""
         return self._p.eps0
-
-    def __repr__(self) -> str:
-        return f"ScalarSum(k={self.k}, gamma={self.gamma!r})"
 
     def randomize(self, values: Any, rng: Any = None, *, threads: Optional[int] = None) -> np.ndarray:
         """Client side: one report (a uint32 level in 0..k) per value in [0, 1].
@@ -206,10 +211,12 @@ class VectorSumEstimate(NamedTuple):
     """Reports per coordinate."""
 
 
-class VectorSum:
+class VectorSum(_GrrProtocol):
     """Sum of vectors in [0, 1]^d (Scott, Cormode, Maple 2021): each user samples t of the
     d coordinates, rounds each at random to k levels and reports (coordinate, GRR(k + 1,
     gamma) of the level). Calibrate with :func:`blanket.calibrate.vector_sum`."""
+
+    _FIELDS = ("d", "t", "k", "gamma")
 
     def __init__(self, d: int, t: int, k: int, gamma: float) -> None:
         self._p = _blanket.VectorSum(_uint("d", d), _uint("t", t), _uint("k", k), _real("gamma", gamma))
@@ -228,14 +235,6 @@ class VectorSum:
     def k(self) -> int:
         """Precision k."""
         return self._p.k
-
-    @property
-    def gamma(self) -> float:
-        """Blanket probability gamma."""
-        return self._p.gamma
-
-    def __repr__(self) -> str:
-        return f"VectorSum(d={self.d}, t={self.t}, k={self.k}, gamma={self.gamma!r})"
 
     def randomize(
         self, values: Any, rng: Any = None, *, threads: Optional[int] = None

@@ -167,6 +167,45 @@ where
     mesh.draw().map_err(|e| e.to_string())
 }
 
+/// The coordinates of a [`log_log_chart`].
+pub type LogLog = plotters::coord::cartesian::Cartesian2d<
+    plotters::coord::combinators::WithKeyPoints<plotters::coord::combinators::LogCoord<f64>>,
+    plotters::coord::combinators::WithKeyPoints<plotters::coord::combinators::LogCoord<f64>>,
+>;
+
+/// A log-log chart of [x0, x1] x [y0, y1] on `root` (margin 20, key points from
+/// [`log_ticks`], mesh by [`draw_log_mesh`] with the axis descriptions `desc`); with a font
+/// (`text`), `caption` in `caption_size` points and room for the tick labels.
+pub fn log_log_chart<'a, DB>(
+    root: &'a plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+    text: bool,
+    (caption, caption_size): (&str, u32),
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+    (x_desc, y_desc): (&str, &str),
+) -> Result<plotters::chart::ChartContext<'a, DB, LogLog>, String>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+{
+    use plotters::prelude::{BindKeyPoints, IntoLogRange};
+    let mut builder = plotters::chart::ChartBuilder::on(root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption(caption, ("sans-serif", caption_size))
+            .x_label_area_size(50)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder
+        .build_cartesian_2d(
+            (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
+            (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
+        )
+        .map_err(|e| e.to_string())?;
+    draw_log_mesh(&mut chart, text, x_desc, y_desc)?;
+    Ok(chart)
+}
+
 /// Draws the legend of a chart's labelled series at `position`: a light box with a black
 /// border, 14-point text (call only when a font is available).
 pub fn draw_legend<'a, DB, CT>(

@@ -120,38 +120,11 @@ fn exit_codes_usage_runtime_uncertified() {
 
 #[test]
 fn errors_use_user_spellings_and_blame_the_right_thing() {
-    fails_code(
-        2,
-        &[
-            "account",
-            "users",
-            "--protocol",
-            "scalar-sum",
-            "--domain",
-            "3",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-            "--target-mse",
-            "0.1",
-        ],
-        "--protocol scalar-sum",
+    let users = words(
+        "account users --protocol scalar-sum --domain 3 --eps 1 --delta 1e-6 --target-mse 0.1",
     );
-    let (_, _, err) = run(&[
-        "account",
-        "users",
-        "--protocol",
-        "scalar-sum",
-        "--domain",
-        "3",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-        "--target-mse",
-        "0.1",
-    ]);
+    fails_code(2, &users, "--protocol scalar-sum");
+    let (_, _, err) = run(&users);
     assert!(!err.contains("ScalarSum"), "{err}");
     // a CSV with one row does not blame --n
     let one = temp_file("one.csv", "0.5\n");

@@ -362,45 +362,21 @@ fn sim(extra: &[&'static str]) -> Vec<&'static str> {
 
 #[test]
 fn simulate_frequency_bad_input_exit_codes() {
-    fails_code(2, &sim(&["--protocol", "dpcs", "--beta", "1.5"]), "beta");
-    fails_code(2, &sim(&["--protocol", "dpcs", "--beta", "0"]), "beta");
-    fails_code(
-        2,
-        &sim(&["--protocol", "tss-prime", "--phi", "2000"]),
-        "phi",
-    );
-    fails_code(2, &sim(&["--protocol", "tss-prime"]), "--phi");
-    fails_code(
-        2,
-        &sim(&["--protocol", "dpds", "--modulus", "1000"]),
-        "field",
-    );
-    fails_code(
-        2,
-        &sim(&["--protocol", "tss", "--modulus", "2000"]),
-        "field",
-    );
-    fails_code(
-        2,
-        &sim(&["--protocol", "tss", "--report-fraction", "0"]),
-        "--report-fraction",
-    );
-    fails_code(
-        2,
-        &sim(&["--protocol", "tss", "--report-fraction", "0.1"]),
-        "--report-fraction",
-    );
-    fails_code(
-        2,
-        &sim(&["--protocol", "dpdg", "--frac-bits", "30"]),
-        "frac_bits",
-    );
-    fails_code(
-        2,
-        &sim(&["--protocol", "dpcs", "--data", "uniform"]),
-        "zipf or csv:PATH",
-    );
-    fails_code(2, &sim(&["--protocol", "dpcs", "--items", "0"]), "--items");
+    for (extra, needle) in [
+        ("--protocol dpcs --beta 1.5", "beta"),
+        ("--protocol dpcs --beta 0", "beta"),
+        ("--protocol tss-prime --phi 2000", "phi"),
+        ("--protocol tss-prime", "--phi"),
+        ("--protocol dpds --modulus 1000", "field"),
+        ("--protocol tss --modulus 2000", "field"),
+        ("--protocol tss --report-fraction 0", "--report-fraction"),
+        ("--protocol tss --report-fraction 0.1", "--report-fraction"),
+        ("--protocol dpdg --frac-bits 30", "frac_bits"),
+        ("--protocol dpcs --data uniform", "zipf or csv:PATH"),
+        ("--protocol dpcs --items 0", "--items"),
+    ] {
+        fails_code(2, &sim(&words(extra)), needle);
+    }
     let mut eps0 = sim(&["--protocol", "dpcs"]);
     eps0[7] = "0";
     fails_code(2, &eps0, "eps");

@@ -5,25 +5,8 @@ use common::*;
 
 #[test]
 fn calibrate_vector_sum_json() {
-    let v = json(&[
-        "calibrate",
-        "vector-sum",
-        "--n",
-        "50000",
-        "--d",
-        "100",
-        "--eps",
-        "0.95",
-        "--delta",
-        "0.5",
-        "--k",
-        "3",
-        "--t",
-        "1",
-        "--accountant",
-        "paper",
-        "--json",
-    ]);
+    let args = "calibrate vector-sum --n 50000 --d 100 --eps 0.95 --delta 0.5 --k 3 --t 1 --accountant paper";
+    let v = json(&words(&format!("{args} --json")));
     for key in [
         "gamma",
         "k",
@@ -41,29 +24,7 @@ fn calibrate_vector_sum_json() {
     assert!(g >= hand && (g - hand) / hand < 1e-12, "{g} vs {hand}");
     assert_eq!(v["accounted_domain"], 400);
     // The paper's m = k convention reproduces the spec's reference value.
-    let p = json_code(
-        3,
-        &[
-            "calibrate",
-            "vector-sum",
-            "--n",
-            "50000",
-            "--d",
-            "100",
-            "--eps",
-            "0.95",
-            "--delta",
-            "0.5",
-            "--k",
-            "3",
-            "--t",
-            "1",
-            "--accountant",
-            "paper",
-            "--paper-domain",
-            "--json",
-        ],
-    );
+    let p = json_code(3, &words(&format!("{args} --paper-domain --json")));
     let g = p["gamma"].as_f64().unwrap();
     assert!((g - 0.1705297).abs() < 5e-8, "{g}");
     // Free k and t: the calibrator picks them.

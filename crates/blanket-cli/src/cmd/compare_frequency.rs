@@ -535,7 +535,7 @@ fn plot_crossover(
     delta: f64,
     seed: u64,
 ) -> Result<Vec<PlotPoint>> {
-    use crate::plot::{log_ticks, register_plot_font};
+    use crate::plot::register_plot_font;
     use anyhow::anyhow;
     use plotters::prelude::*;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -591,32 +591,18 @@ fn plot_crossover(
     let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
     let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption(
-                format!(
-                    "Frequency variance at eps = {}, delta = {}: DPDS vs DPDG",
-                    echo(eps),
-                    echo(delta)
-                ),
-                ("sans-serif", 20),
-            )
-            .x_label_area_size(50)
-            .y_label_area_size(80);
-    }
-    let mut chart = builder
-        .build_cartesian_2d(
-            (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
-            (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
-        )
-        .map_err(|e| err(&e))?;
-    crate::plot::draw_log_mesh(
-        &mut chart,
+    let caption = format!(
+        "Frequency variance at eps = {}, delta = {}: DPDS vs DPDG",
+        echo(eps),
+        echo(delta)
+    );
+    let mut chart = crate::plot::log_log_chart(
+        &root,
         text,
-        "users n",
-        "Var of the estimated frequency",
+        (&caption, 20),
+        (x0, x1),
+        (y0, y1),
+        ("users n", "Var of the estimated frequency"),
     )
     .map_err(|e| err(&e))?;
     let colours = [RGBColor(31, 119, 180), RGBColor(214, 39, 40)];

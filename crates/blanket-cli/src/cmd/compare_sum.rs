@@ -359,7 +359,7 @@ fn plot_against_n(
     delta: f64,
     acct: AccountantChoice,
 ) -> Result<()> {
-    use crate::plot::{log_ticks, register_plot_font};
+    use crate::plot::register_plot_font;
     use anyhow::anyhow;
     use plotters::prelude::*;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -388,29 +388,20 @@ fn plot_against_n(
     let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
     let root = BitMapBackend::new(path, (960, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption(
-                format!(
-                    "Sums of n values in [0, 1] at eps = {}, delta = {}: predicted MSE",
-                    echo(eps),
-                    echo(delta)
-                ),
-                ("sans-serif", 22),
-            )
-            .x_label_area_size(50)
-            .y_label_area_size(80);
-    }
-    let mut chart = builder
-        .build_cartesian_2d(
-            (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
-            (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
-        )
-        .map_err(|e| err(&e))?;
-    crate::plot::draw_log_mesh(&mut chart, text, "users n", "MSE of the estimated sum")
-        .map_err(|e| err(&e))?;
+    let caption = format!(
+        "Sums of n values in [0, 1] at eps = {}, delta = {}: predicted MSE",
+        echo(eps),
+        echo(delta)
+    );
+    let mut chart = crate::plot::log_log_chart(
+        &root,
+        text,
+        (&caption, 22),
+        (x0, x1),
+        (y0, y1),
+        ("users n", "MSE of the estimated sum"),
+    )
+    .map_err(|e| err(&e))?;
     let colours = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),

@@ -3,7 +3,7 @@
 
 use super::{is_certified, randomizer, RandomizerKind};
 use crate::output::{echo, print_json, table, up};
-use crate::plot::{log_ticks, method_colour, register_plot_font};
+use crate::plot::{method_colour, register_plot_font};
 use crate::usage_bail;
 use anyhow::{anyhow, bail, Context, Result};
 use blanket::accounting::{LocalRandomizer, Method};
@@ -213,26 +213,15 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
     let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
     let root = BitMapBackend::new(path, (960, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption(title, ("sans-serif", 22))
-            .x_label_area_size(50)
-            .y_label_area_size(80);
-    }
-    let mut chart = builder
-        .build_cartesian_2d(
-            (x0 * 0.9..x1 * 1.1)
-                .log_scale()
-                .with_key_points(log_ticks(x0 * 0.9, x1 * 1.1)),
-            (y0 / 2.0..y1 * 2.0)
-                .log_scale()
-                .with_key_points(log_ticks(y0 / 2.0, y1 * 2.0)),
-        )
-        .map_err(|e| err(&e))?;
-    crate::plot::draw_log_mesh(&mut chart, text, "epsilon (certified upper bound)", "delta")
-        .map_err(|e| err(&e))?;
+    let mut chart = crate::plot::log_log_chart(
+        &root,
+        text,
+        (title, 22),
+        (x0 * 0.9, x1 * 1.1),
+        (y0 / 2.0, y1 * 2.0),
+        ("epsilon (certified upper bound)", "delta"),
+    )
+    .map_err(|e| err(&e))?;
     for (name, v) in &series {
         let uncertified = *name == Method::VariationRatio.name();
         let color = method_colour(name).to_rgba();

@@ -391,47 +391,14 @@ fn variation_ratio_is_never_labelled_certified() {
     assert!(num(&v, "uncertified_epsilon") < 1.0, "{v}");
 
     // account eps0
-    let v = json_code(
-        3,
-        &[
-            "account",
-            "eps0",
-            "--n",
-            "1000",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-            "--randomizer",
-            "krr",
-            "--domain",
-            "4",
-            "--method",
-            "variation-ratio",
-            "--json",
-        ],
-    );
+    let eps0 = "account eps0 --n 1000 --eps 1 --delta 1e-6 --randomizer krr --domain 4 --method variation-ratio";
+    let v = json_code(3, &words(&format!("{eps0} --json")));
     assert_eq!(v["certified"], false, "{v}");
     assert!(
         v["certified_by"].is_null() && v["certified_epsilon"].is_null(),
         "{v}"
     );
-    let (code, out, _) = run(&[
-        "account",
-        "eps0",
-        "--n",
-        "1000",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-        "--randomizer",
-        "krr",
-        "--domain",
-        "4",
-        "--method",
-        "variation-ratio",
-    ]);
+    let (code, out, _) = run(&words(eps0));
     assert_eq!(code, Some(3));
     assert!(
         out.contains("NOT CERTIFIED") && !out.contains("certified by"),

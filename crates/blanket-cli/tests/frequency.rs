@@ -206,25 +206,12 @@ fn simulate_frequency_csv_column_and_errors() {
     }
     let path = temp_file("items.csv", &text);
     let p = format!("csv:{}", path.display());
-    let s = json(&[
-        "simulate",
-        "frequency",
-        "--protocol",
-        "dpcs",
-        "--items",
-        "3",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-3",
-        "--data",
-        &p,
-        "--column",
-        "item",
-        "--reps",
-        "2",
-        "--json",
-    ]);
+    let p = p.as_str();
+    let dpcs = |items: &'static str, tail: &'static str| {
+        let head = words("simulate frequency --protocol dpcs --eps 1 --delta 1e-3 --items");
+        [head, vec![items, "--data", p], words(tail)].concat()
+    };
+    let s = json(&dpcs("3", "--column item --reps 2 --json"));
     assert_eq!(s["n"], 3000);
     assert!(s["data"]["source"]
         .as_str()
@@ -239,104 +226,19 @@ fn simulate_frequency_csv_column_and_errors() {
     let want: Vec<f64> = counts.iter().map(|&c| c as f64 / 3000.0).collect();
     assert_eq!(truth, want);
     // The column by index gives the same data.
-    let by_index = json(&[
-        "simulate",
-        "frequency",
-        "--protocol",
-        "dpcs",
-        "--items",
-        "3",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-3",
-        "--data",
-        &p,
-        "--column",
-        "1",
-        "--header",
-        "--reps",
-        "2",
-        "--json",
-    ]);
+    let by_index = json(&dpcs("3", "--column 1 --header --reps 2 --json"));
     assert_eq!(by_index["true_frequencies"], s["true_frequencies"]);
     // Out of domain, missing column, missing file: runtime errors (exit 1) naming the problem.
+    for (items, column, needle) in [
+        ("2", "--column item", "is outside the item domain 0..2"),
+        ("3", "--column nope", "no such column"),
+        ("3", "--column 7", "no column 7"),
+    ] {
+        fails_code(1, &dpcs(items, column), needle);
+    }
     fails_code(
         1,
-        &[
-            "simulate",
-            "frequency",
-            "--protocol",
-            "dpcs",
-            "--items",
-            "2",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-3",
-            "--data",
-            &p,
-            "--column",
-            "item",
-        ],
-        "is outside the item domain 0..2",
-    );
-    fails_code(
-        1,
-        &[
-            "simulate",
-            "frequency",
-            "--protocol",
-            "dpcs",
-            "--items",
-            "3",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-3",
-            "--data",
-            &p,
-            "--column",
-            "nope",
-        ],
-        "no such column",
-    );
-    fails_code(
-        1,
-        &[
-            "simulate",
-            "frequency",
-            "--protocol",
-            "dpcs",
-            "--items",
-            "3",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-3",
-            "--data",
-            &p,
-            "--column",
-            "7",
-        ],
-        "no column 7",
-    );
-    fails_code(
-        1,
-        &[
-            "simulate",
-            "frequency",
-            "--protocol",
-            "dpcs",
-            "--items",
-            "3",
-            "--eps",
-            "1",
-            "--delta",
-            "0.5",
-            "--data",
-            "csv:/nonexistent/items.csv",
-        ],
+        &words("simulate frequency --protocol dpcs --items 3 --eps 1 --delta 0.5 --data csv:/nonexistent/items.csv"),
         "cannot open data file",
     );
 }

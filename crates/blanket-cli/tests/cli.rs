@@ -251,62 +251,31 @@ fn bad_parameters_are_named() {
 #[test]
 fn bad_data_rows_are_named() {
     let nan = temp_file("nan.csv", "x\n0.5\nNaN\n");
-    fails_with(
-        &[
-            "simulate",
-            "scalar-sum",
-            "--eps",
-            "1",
-            "--delta",
-            "0.1",
-            "--data",
-            nan.to_str().unwrap(),
-        ],
-        "line 3",
-    );
     let out = temp_file("out.csv", "0.5\n1.2\n");
-    fails_with(
-        &[
-            "simulate",
-            "scalar-sum",
-            "--eps",
-            "1",
-            "--delta",
-            "0.1",
-            "--data",
-            out.to_str().unwrap(),
-        ],
-        "value must be a number in [0, 1], got 1.2",
-    );
     let cat = temp_file("cat.csv", "0\n7\n");
-    fails_with(
-        &[
-            "simulate",
-            "histogram",
-            "--eps",
-            "1",
-            "--delta",
-            "0.1",
-            "--domain",
-            "4",
-            "--data",
-            cat.to_str().unwrap(),
-        ],
-        "category must be an integer from 0 to 3, got 7",
-    );
-    fails_with(
-        &[
-            "simulate",
-            "scalar-sum",
-            "--eps",
-            "1",
-            "--delta",
-            "0.1",
-            "--data",
-            "/nonexistent.csv",
-        ],
-        "cannot open data file /nonexistent.csv",
-    );
+    let nowhere = std::path::PathBuf::from("/nonexistent.csv");
+    for (command, file, needle) in [
+        ("simulate scalar-sum --eps 1 --delta 0.1", &nan, "line 3"),
+        (
+            "simulate scalar-sum --eps 1 --delta 0.1",
+            &out,
+            "value must be a number in [0, 1], got 1.2",
+        ),
+        (
+            "simulate histogram --eps 1 --delta 0.1 --domain 4",
+            &cat,
+            "category must be an integer from 0 to 3, got 7",
+        ),
+        (
+            "simulate scalar-sum --eps 1 --delta 0.1",
+            &nowhere,
+            "cannot open data file /nonexistent.csv",
+        ),
+    ] {
+        let mut args = words(command);
+        args.extend(["--data", file.to_str().unwrap()]);
+        fails_with(&args, needle);
+    }
 }
 
 #[test]

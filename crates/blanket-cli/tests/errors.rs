@@ -159,54 +159,20 @@ fn errors_use_user_spellings_and_blame_the_right_thing() {
 
 #[test]
 fn a_number_like_first_line_is_an_error_not_a_header() {
+    /// `simulate scalar-sum` at (1, 1e-6) on `file`, then `tail`.
+    fn on<'a>(file: &'a std::path::Path, tail: &'a str) -> Vec<&'a str> {
+        let mut args = words("simulate scalar-sum --eps 1 --delta 1e-6 --data");
+        args.push(file.to_str().unwrap());
+        args.extend(words(tail));
+        args
+    }
     let f = temp_file("hx.csv", "0.5x\n0.3\n0.4\n");
-    let p = f.to_str().unwrap();
-    fails_code(
-        1,
-        &[
-            "simulate",
-            "scalar-sum",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-            "--data",
-            p,
-        ],
-        "line 1, column 1",
-    );
-    let v = json(&[
-        "simulate",
-        "scalar-sum",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-        "--data",
-        p,
-        "--header",
-        "--reps",
-        "1",
-        "--json",
-    ]);
+    fails_code(1, &on(&f, ""), "line 1, column 1");
+    let v = json(&on(&f, "--header --reps 1 --json"));
     assert_eq!(v["n"], 2, "{v}");
     // --no-header: a word on the first line is an error
     let w = temp_file("word.csv", "value\n0.3\n0.4\n");
-    fails_code(
-        1,
-        &[
-            "simulate",
-            "scalar-sum",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-            "--data",
-            w.to_str().unwrap(),
-            "--no-header",
-        ],
-        "line 1",
-    );
+    fails_code(1, &on(&w, "--no-header"), "line 1");
 }
 
 #[test]

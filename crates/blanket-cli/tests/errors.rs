@@ -283,31 +283,9 @@ fn printed_privacy_numbers_are_rounded_to_the_safe_side() {
         .and_then(|s| s.parse().ok())
         .expect("eps0 printed");
     assert!(shown <= eps0, "{shown} > {eps0}: {out}");
-    let cal = json(&[
-        "calibrate",
-        "histogram",
-        "--n",
-        "1e4",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-        "--domain",
-        "10",
-        "--json",
-    ]);
-    let (_, out, _) = run(&[
-        "calibrate",
-        "histogram",
-        "--n",
-        "1e4",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-        "--domain",
-        "10",
-    ]);
+    let histogram = "calibrate histogram --n 1e4 --eps 1 --delta 1e-6 --domain 10";
+    let cal = json(&words(&format!("{histogram} --json")));
+    let (_, out, _) = run(&words(histogram));
     let row = |name: &str| -> f64 {
         out.lines()
             .find(|l| l.contains(name))

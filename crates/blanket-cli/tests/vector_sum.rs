@@ -285,37 +285,11 @@ fn eps0_per_message_and_per_user_agree_across_commands() {
     assert_eq!(num(&cal, "eps0"), num(&err, "eps0"), "{cal}\n{err}");
     assert_eq!(num(&cal, "eps0_user"), num(&cal, "eps0"));
     assert_eq!(num(&err, "eps0_user"), num(&err, "eps0"));
-    let three = json(&[
-        "calibrate",
-        "vector-sum",
-        "--d",
-        "100",
-        "--t",
-        "3",
-        "--n",
-        "1e6",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-        "--json",
-    ]);
+    let t3 = "calibrate vector-sum --d 100 --t 3 --n 1e6 --eps 1 --delta 1e-6";
+    let three = json(&words(&format!("{t3} --json")));
     let (e0, eu) = (num(&three, "eps0"), num(&three, "eps0_user"));
     assert!(eu >= 3.0 * e0 && eu <= 3.0 * e0 * (1.0 + 1e-12), "{three}");
-    let out = blanket(&[
-        "calibrate",
-        "vector-sum",
-        "--d",
-        "100",
-        "--t",
-        "3",
-        "--n",
-        "1e6",
-        "--eps",
-        "1",
-        "--delta",
-        "1e-6",
-    ]);
+    let out = blanket(&words(t3));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("eps0 per message") && text.contains("eps0 per user (local DP)"),

@@ -645,111 +645,50 @@ fn compose_shuffled_curve_beats_kov() {
 
 #[test]
 fn compose_eps_and_eps0_are_mutually_exclusive() {
-    fails_code(
-        2,
-        &[
-            "account", "compose", "--eps", "0.1", "--eps0", "1", "--n", "1e5", "--rounds", "10",
-            "--delta", "1e-6",
-        ],
-        "cannot be used with",
-    );
-    // one of them is required
-    fails_code(
-        2,
-        &["account", "compose", "--rounds", "10", "--delta", "1e-6"],
-        "--eps",
-    );
-    // shuffled-mode flags conflict with --eps; --eps0 needs --n; pair-mode flags conflict
-    // with --eps0
-    fails_code(
-        2,
-        &[
-            "account", "compose", "--eps", "0.1", "--n", "1e5", "--rounds", "10", "--delta", "1e-6",
-        ],
-        "cannot be used with",
-    );
-    fails_code(
-        2,
-        &[
-            "account", "compose", "--eps0", "1", "--rounds", "10", "--delta", "1e-6",
-        ],
-        "--n",
-    );
-    fails_code(
-        2,
-        &[
-            "account",
-            "compose",
-            "--eps0",
-            "1",
-            "--n",
-            "1e5",
-            "--rounds",
-            "10",
-            "--delta",
-            "1e-6",
+    for (line, needle) in [
+        (
+            "account compose --eps 0.1 --eps0 1 --n 1e5 --rounds 10 --delta 1e-6",
+            "cannot be used with",
+        ),
+        // one of them is required
+        ("account compose --rounds 10 --delta 1e-6", "--eps"),
+        // shuffled-mode flags conflict with --eps; --eps0 needs --n; pair-mode flags conflict
+        // with --eps0
+        (
+            "account compose --eps 0.1 --n 1e5 --rounds 10 --delta 1e-6",
+            "cannot be used with",
+        ),
+        ("account compose --eps0 1 --rounds 10 --delta 1e-6", "--n"),
+        (
+            "account compose --eps0 1 --n 1e5 --rounds 10 --delta 1e-6 --component-delta 1e-9",
             "--component-delta",
-            "1e-9",
-        ],
-        "--component-delta",
-    );
-    fails_code(
-        2,
-        &[
-            "account", "compose", "--eps0", "1", "--n", "1e5", "--rounds", "10", "--delta", "1e-6",
-            "--method", "kov",
-        ],
-        "--method",
-    );
+        ),
+        (
+            "account compose --eps0 1 --n 1e5 --rounds 10 --delta 1e-6 --method kov",
+            "--method",
+        ),
+    ] {
+        fails_code(2, &words(line), needle);
+    }
 }
 
 #[test]
 fn compose_shuffled_refuses_uncertified_and_inapplicable_accountants() {
-    fails_code(
-        2,
-        &[
-            "account",
-            "compose",
+    for (line, needle) in [
+        (
+            "account compose --eps0 1 --n 1e5 --randomizer krr --domain 2 \
+             --accountant variation-ratio --rounds 10 --delta 1e-6",
+            "variation-ratio is not certified",
+        ),
+        (
+            "account compose --eps0 1 --n 1e5 --accountant clones-krr --rounds 10 --delta 1e-6",
+            "--randomizer krr",
+        ),
+        (
+            "account compose --eps0 0 --n 1e5 --rounds 10 --delta 1e-6",
             "--eps0",
-            "1",
-            "--n",
-            "1e5",
-            "--randomizer",
-            "krr",
-            "--domain",
-            "2",
-            "--accountant",
-            "variation-ratio",
-            "--rounds",
-            "10",
-            "--delta",
-            "1e-6",
-        ],
-        "variation-ratio is not certified",
-    );
-    fails_code(
-        2,
-        &[
-            "account",
-            "compose",
-            "--eps0",
-            "1",
-            "--n",
-            "1e5",
-            "--accountant",
-            "clones-krr",
-            "--rounds",
-            "10",
-            "--delta",
-            "1e-6",
-        ],
-        "--randomizer krr",
-    );
-    fails_code(
-        2,
-        &[
-            "account", "compose", "--eps0", "0", "--n", "1e5", "--rounds", "10", "--delta", "1e-6",
-        ],
-        "--eps0",
-    );
+        ),
+    ] {
+        fails_code(2, &words(line), needle);
+    }
 }

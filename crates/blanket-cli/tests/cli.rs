@@ -141,75 +141,42 @@ fn simulate_json_keys_and_agreement() {
 
 #[test]
 fn bad_parameters_are_named() {
-    let base = ["calibrate", "histogram", "--n", "1e6", "--domain", "10"];
-    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
-        [base, extra].concat()
+    for (line, needle) in [
+        (
+            "calibrate histogram --n 1e6 --domain 10 --eps 0 --delta 1e-6",
+            "eps must be a finite number > 0",
+        ),
+        (
+            "calibrate histogram --n 1e6 --domain 10 --eps -1 --delta 1e-6",
+            "eps must be a finite number > 0",
+        ),
+        (
+            "calibrate histogram --n 1e6 --domain 10 --eps NaN --delta 1e-6",
+            "eps must be a finite number > 0",
+        ),
+        (
+            "calibrate histogram --n 1e6 --domain 10 --eps 1 --delta 0",
+            "delta must be in the open interval (0, 1)",
+        ),
+        (
+            "calibrate histogram --n 1e6 --domain 10 --eps 1 --delta 1.5",
+            "delta must be in the open interval (0, 1)",
+        ),
+        (
+            "calibrate histogram --n 1 --domain 10 --eps 1 --delta 1e-6",
+            "n must be an integer from 2",
+        ),
+        (
+            "calibrate histogram --n 1e6 --domain 1 --eps 1 --delta 1e-6",
+            "domain must be an integer from 2",
+        ),
+        (
+            "calibrate scalar-sum --n 1e6 --k 0 --eps 1 --delta 1e-6",
+            "k must be an integer from 1",
+        ),
+    ] {
+        fails_with(&words(line), needle);
     }
-    fails_with(
-        &with(&base, &["--eps", "0", "--delta", "1e-6"]),
-        "eps must be a finite number > 0",
-    );
-    fails_with(
-        &with(&base, &["--eps", "-1", "--delta", "1e-6"]),
-        "eps must be a finite number > 0",
-    );
-    fails_with(
-        &with(&base, &["--eps", "NaN", "--delta", "1e-6"]),
-        "eps must be a finite number > 0",
-    );
-    fails_with(
-        &with(&base, &["--eps", "1", "--delta", "0"]),
-        "delta must be in the open interval (0, 1)",
-    );
-    fails_with(
-        &with(&base, &["--eps", "1", "--delta", "1.5"]),
-        "delta must be in the open interval (0, 1)",
-    );
-    fails_with(
-        &[
-            "calibrate",
-            "histogram",
-            "--n",
-            "1",
-            "--domain",
-            "10",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-        ],
-        "n must be an integer from 2",
-    );
-    fails_with(
-        &[
-            "calibrate",
-            "histogram",
-            "--n",
-            "1e6",
-            "--domain",
-            "1",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-        ],
-        "domain must be an integer from 2",
-    );
-    fails_with(
-        &[
-            "calibrate",
-            "scalar-sum",
-            "--n",
-            "1e6",
-            "--k",
-            "0",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-6",
-        ],
-        "k must be an integer from 1",
-    );
     // gamma >= 1: the error names the smallest n that works (Theorem 3.1 by hand:
     // n - 1 > 14 * 10 * ln(2e6) / 0.25 = 8124.85).
     fails_with(

@@ -282,3 +282,72 @@ where
         })
         .min_by(|x, y| x.0.total_cmp(&y.0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pair mode's JSON: the shuffled-mode keys are absent, not null (a contract of
+    /// `account compose --json` and Python's `compose().to_dict()`).
+    #[test]
+    fn pair_composition_json_has_no_shuffled_keys() {
+        let r = ComposeReport::from(PairComposition {
+            epsilon: 1.5,
+            delta: 1e-6,
+            method: "kov",
+            count: 10,
+            component_eps: 0.25,
+            component_delta: 0.0,
+            step: None,
+            seconds: 0.5,
+        });
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"epsilon":1.5,"delta":1e-6,"method":"kov","count":10,"component_eps":0.25,"component_delta":0.0,"step":null,"seconds":0.5}"#
+        );
+    }
+
+    /// The shuffled mode's JSON: no KOV split gives null component and kov_epsilon values.
+    #[test]
+    fn shuffled_composition_without_a_kov_split_reports_nulls() {
+        let r = ComposeReport::from(ShuffledComposition {
+            epsilon: 2.0,
+            delta: 1e-8,
+            count: 100,
+            kov: None,
+            step: 0.125,
+            seconds: 0.5,
+            eps0: 1.0,
+            n: 1000,
+            randomizer: LocalRandomizer::Generic { eps0: 1.0 },
+            accountant: Method::Fmt21Numerical,
+        });
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["method"], "pld");
+        assert_eq!(v["accountant"], Method::Fmt21Numerical.name());
+        assert!(v["kov_epsilon"].is_null() && v["component_eps"].is_null());
+        assert_eq!(v["step"], 0.125);
+        assert_eq!(v["n"], 1000);
+    }
+
+    /// The rounds' own delta is rounded down (it only ever supports "already exceeds"): a
+    /// relative 1e-12 below 1 - (1 - delta1)^k computed to a few ulps through ln_1p/exp_m1
+    /// (and below the binomial value k delta1 - C(k, 2) delta1^2 + C(k, 3) delta1^3 where
+    /// that series is exact to double precision).
+    #[test]
+    fn own_delta_is_below_the_exact_value() {
+        for (cd, k) in [(1e-3f64, 10u64), (1e-9, 1000), (0.1, 3), (1e-12, 5)] {
+            let accurate = -(k as f64 * (-cd).ln_1p()).exp_m1();
+            let own = own_delta(cd, k);
+            assert!(
+                own <= accurate * (1.0 - 1e-13) && own >= accurate * (1.0 - 1e-11),
+                "{cd} {k}: {own} vs {accurate}"
+            );
+        }
+        let (cd, k) = (1e-9f64, 1000.0f64);
+        let series =
+            k * cd - k * (k - 1.0) / 2.0 * cd * cd + k * (k - 1.0) * (k - 2.0) / 6.0 * cd.powi(3);
+        assert!(own_delta(1e-9, 1000) < series);
+        assert_eq!(own_delta(0.0, 10), 0.0);
+    }
+}

@@ -31,7 +31,7 @@ use super::binomial::exp_up;
 use super::clones::{smallest_eps, FINAL_MARGIN};
 use super::{
     checked_eps0, round_up, AccountingError, CurveAccountant, LocalRandomizer, Method,
-    PrivacyCurve, MAX_EPS0,
+    PrivacyCurve, ShuffleAccountant, MAX_EPS0,
 };
 use crate::params::NumUsers;
 
@@ -256,26 +256,118 @@ impl ClassBound {
     }
 }
 
-/// The curve of [`AlternatingBadCells`]: the larger over the worst classes.
-#[derive(Debug, Clone)]
-pub struct BadCellsCurve {
-    classes: Vec<ClassBound>,
-    eps0: f64,
+/// A uniform-shuffle bound of k users (k = 1: the local randomizer's own curve).
+fn uniform_delta<A: ShuffleAccountant>(inner: &A, r: &LocalRandomizer, k: u64, eps: f64) -> f64 {
+    if !(eps < r.eps0()) {
+        return 0.0;
+    }
+    match NumUsers::new(k) {
+        Ok(kk) if k >= 2 => inner.delta(r, kk, eps).unwrap_or(1.0).min(1.0),
+        _ => match *r {
+            // GRR(a) vs GRR(b): only the output a has likelihood ratio above e^eps.
+            LocalRandomizer::Grr { m, gamma } => {
+                let mf = f64::from(m);
+                let d = (1.0 - gamma + gamma / mf) - eps.exp() * gamma / mf;
+                round_up(d.max(0.0), 4).min(1.0)
+            }
+            LocalRandomizer::Generic { .. } => 1.0,
+        },
+    }
 }
 
-impl BadCellsCurve {
+/// The curve of [`AlternatingBadCells`]: per class the smallest of the joint clone bound,
+/// the column bound and the row bound (each with bad cells), the largest over the classes.
+#[derive(Debug, Clone)]
+pub struct BadCellsCurve<A> {
+    classes: Vec<ClassBound>,
+    eps0: f64,
+    inner: A,
+    randomizer: LocalRandomizer,
+}
+
+impl<A> BadCellsCurve<A> {
     /// The worst classes the curve bounds.
     pub fn classes(&self) -> Vec<BadClass> {
         self.classes.iter().map(|c| c.class).collect()
     }
 }
 
-impl PrivacyCurve for BadCellsCurve {
+impl<A: ShuffleAccountant> BadCellsCurve<A> {
+    /// Column bound with bad cells: the target's column holds at least 1 + h_other - beta
+    /// good cells (beta the bad cells the other full rows put there), a uniform shuffle of
+    /// them; E over beta through the same step majorant as the joint bound (s = 1).
+    fn column_delta(&self, c: &ClassBound, eps: f64) -> f64 {
+        let h = c.class.h_other;
+        let mut prev = 0.0f64;
+        let mut psi = 0.0f64;
+        for (j, &(m, _)) in c.grid.iter().enumerate() {
+            let v = uniform_delta(&self.inner, &self.randomizer, 1 + h - m, eps)
+                .max(prev)
+                .min(1.0);
+            if j == 0 {
+                psi = v;
+            } else {
+                psi += (v - prev) * c.tau(1, c.grid[j - 1].0 + 1);
+            }
+            prev = v;
+        }
+        let last_m = c.grid.last().map_or(0, |x| x.0);
+        if last_m < h {
+            psi += (1.0 - prev) * c.tau(1, last_m + 1);
+        }
+        (psi * (1.0 + 1e-12)).min(1.0)
+    }
+
+    /// Certified delta(eps) of one class and the bound that gives it.
+    fn class_delta(&self, c: &ClassBound, eps: f64) -> (f64, BadCellsBound) {
+        let mut best = (c.delta(eps), BadCellsBound::Joint);
+        if best.0 > 0.0 {
+            let col = self.column_delta(c, eps);
+            if col < best.0 {
+                best = (col, BadCellsBound::Column);
+            }
+            let row = uniform_delta(&self.inner, &self.randomizer, c.class.row_good, eps);
+            if row < best.0 {
+                best = (row, BadCellsBound::Row);
+            }
+        }
+        best
+    }
+
+    /// Certified delta(eps) and the bound of the binding class.
+    pub fn delta_with_bound(&self, eps: f64) -> (f64, BadCellsBound) {
+        self.classes.iter().map(|c| self.class_delta(c, eps)).fold(
+            (0.0, BadCellsBound::Joint),
+            |a, b| if b.0 > a.0 { b } else { a },
+        )
+    }
+}
+
+/// Which of the three bounds with bad cells certified a class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadCellsBound {
+    /// The joint clone reduction with bad cells.
+    Joint,
+    /// The uniform shuffle of the target's column's good cells.
+    Column,
+    /// The uniform shuffle of the target's row's good cells.
+    Row,
+}
+
+impl BadCellsBound {
+    /// Name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            BadCellsBound::Joint => "alternating-clones with bad cells",
+            BadCellsBound::Column => "uniform shuffle of the column's good cells",
+            BadCellsBound::Row => "uniform shuffle of the row's good cells",
+        }
+    }
+}
+
+impl<A: ShuffleAccountant> PrivacyCurve for BadCellsCurve<A> {
     fn delta(&self, eps: f64) -> f64 {
-        self.classes
-            .iter()
-            .map(|c| c.delta(eps))
-            .fold(0.0, f64::max)
+        self.delta_with_bound(eps).0
     }
 
     fn epsilon(&self, delta: f64) -> f64 {
@@ -286,18 +378,21 @@ impl PrivacyCurve for BadCellsCurve {
     }
 }
 
-/// The joint clone reduction for A^2_pi with bad cells, as an accountant (method
-/// `alternating-clones`). `n` must be the scenario's `honest_min` (the users the guarantee
-/// is stated for; the calibrator's error model uses it), anything else is refused.
-#[derive(Debug, Clone, Copy)]
-pub struct AlternatingBadCells {
+/// A^2_pi with bad cells as an accountant (method `alternating-clones`; per class the
+/// smallest of the joint clone bound and the column and row bounds, the latter through the
+/// uniform-shuffle accountant `inner`). `n` must be the scenario's `honest_min` (the users
+/// the guarantee is stated for; the calibrator's error model uses it), anything else is
+/// refused.
+#[derive(Debug, Clone)]
+pub struct AlternatingBadCells<A> {
     scenario: BadCells,
+    inner: A,
 }
 
-impl AlternatingBadCells {
+impl<A: ShuffleAccountant + Clone> AlternatingBadCells<A> {
     /// The accountant for this scenario.
-    pub fn new(scenario: BadCells) -> Self {
-        Self { scenario }
+    pub fn new(scenario: BadCells, inner: A) -> Self {
+        Self { scenario, inner }
     }
 
     /// The scenario.
@@ -309,19 +404,24 @@ impl AlternatingBadCells {
     pub fn curve_for(
         &self,
         randomizer: &LocalRandomizer,
-    ) -> Result<BadCellsCurve, AccountingError> {
+    ) -> Result<BadCellsCurve<A>, AccountingError> {
         let eps0 = checked_eps0(Method::AlternatingClones, randomizer)?;
         let (classes, mu) = self.scenario.worst_classes();
         let classes = classes
             .into_iter()
             .map(|c| ClassBound::new(randomizer, c, mu))
             .collect::<Result<_, _>>()?;
-        Ok(BadCellsCurve { classes, eps0 })
+        Ok(BadCellsCurve {
+            classes,
+            eps0,
+            inner: self.inner.clone(),
+            randomizer: *randomizer,
+        })
     }
 }
 
-impl CurveAccountant for AlternatingBadCells {
-    type Curve = BadCellsCurve;
+impl<A: ShuffleAccountant + Clone> CurveAccountant for AlternatingBadCells<A> {
+    type Curve = BadCellsCurve<A>;
 
     fn curve_method(&self) -> Method {
         Method::AlternatingClones
@@ -331,7 +431,7 @@ impl CurveAccountant for AlternatingBadCells {
         &self,
         randomizer: &LocalRandomizer,
         n: NumUsers,
-    ) -> Result<BadCellsCurve, AccountingError> {
+    ) -> Result<BadCellsCurve<A>, AccountingError> {
         if n.get() != self.scenario.honest_min {
             return Err(AccountingError::NotApplicable {
                 method: Method::AlternatingClones,

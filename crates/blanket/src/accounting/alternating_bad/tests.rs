@@ -3,7 +3,7 @@
 //! the bad cells and of the target, every dataset and every cell count of the scenario.
 
 use super::*;
-use crate::accounting::ShuffleAccountant;
+use crate::accounting::{Best, ShuffleAccountant};
 use crate::params::Delta;
 use crate::shuffle::alternating::GridLayout;
 use std::collections::HashMap;
@@ -193,7 +193,7 @@ fn never_below_brute_force_with_bad_cells() {
     ];
     for (hm, cm, bm) in cases {
         let sc = BadCells::new(hm, cm, bm).unwrap();
-        let acct = AlternatingBadCells::new(sc);
+        let acct = AlternatingBadCells::new(sc, Best::default());
         let n = NumUsers::new(hm).unwrap();
         for gamma in [0.3, 0.6, 0.9] {
             let r = LocalRandomizer::Grr { m: 2, gamma };
@@ -234,7 +234,7 @@ fn never_below_brute_force_with_bad_cells() {
 #[test]
 fn no_bad_cells_is_at_most_the_joint_bound() {
     for n in [4u64, 9, 30, 100, 1000] {
-        let acct = AlternatingBadCells::new(BadCells::new(n, n, 0).unwrap());
+        let acct = AlternatingBadCells::new(BadCells::new(n, n, 0).unwrap(), Best::default());
         for gamma in [0.2, 0.5] {
             let r = LocalRandomizer::Grr { m: 4, gamma };
             let nn = NumUsers::new(n).unwrap();
@@ -258,14 +258,14 @@ fn more_bad_cells_cost_more_and_n_is_checked() {
     let mut prev = 0.0;
     for bad in [0u64, 10, 50, 100, 300, 600] {
         let sc = BadCells::new(2000 - bad, 2000, bad).unwrap();
-        let acct = AlternatingBadCells::new(sc);
+        let acct = AlternatingBadCells::new(sc, Best::default());
         let d = acct
             .delta(&r, NumUsers::new(2000 - bad).unwrap(), 1.0)
             .unwrap();
         assert!(d >= prev, "bad {bad}: {d} < {prev}");
         prev = d;
     }
-    let acct = AlternatingBadCells::new(BadCells::new(90, 100, 5).unwrap());
+    let acct = AlternatingBadCells::new(BadCells::new(90, 100, 5).unwrap(), Best::default());
     assert!(acct.delta(&r, NumUsers::new(100).unwrap(), 1.0).is_err());
     assert!(BadCells::new(1, 10, 0).is_err());
     assert!(BadCells::new(11, 10, 0).is_err());
@@ -302,4 +302,46 @@ fn poisson_tail_is_a_bound() {
     }
     assert_eq!(poisson_tail(0.0, 1), 0.0);
     assert_eq!(poisson_tail(3.0, 3), 1.0);
+}
+
+/// The noise-cost table of `docs/protocol.md`: the histogram calibrated at (eps, delta) for
+/// the honest, present users of a protocol run with n = 10,000 clients, 500 dropouts and
+/// 500 malicious: the amortized shuffler (a uniform shuffle of n' = 9,000, `Best`) against
+/// the alternating one with bad cells. Ignored (about a minute); run with `cargo test -p
+/// blanket --lib alternating_bad::tests::protocol_noise_cost_table -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn protocol_noise_cost_table() {
+    use crate::calibrate::{calibrate, Target};
+    use crate::params::{DomainSize, Epsilon};
+    use crate::protocol::histogram::HistogramShape;
+    let sc = BadCells::for_protocol(10_000, 500, 500).unwrap();
+    let alt = AlternatingBadCells::new(sc, Best::default());
+    println!("| m | eps | delta | gamma amortized | eps0 | MSE amortized | gamma alternating | eps0 | MSE alternating | MSE ratio | time |");
+    for m in [2u64, 32] {
+        for (eps, delta) in [(1.0, 1e-6), (1.0, 1e-8)] {
+            let t = Target {
+                eps: Epsilon::new(eps).unwrap(),
+                delta: Delta::new(delta).unwrap(),
+                n: NumUsers::new(sc.honest_min()).unwrap(),
+            };
+            let shape = HistogramShape {
+                m: DomainSize::new(m).unwrap(),
+            };
+            let u = calibrate(&shape, &t, &Best::default()).unwrap();
+            let clock = std::time::Instant::now();
+            let a = calibrate(&shape, &t, &alt).unwrap();
+            let secs = clock.elapsed().as_secs_f64();
+            println!(
+                "| {m} | {eps} | {delta:e} | {:.4e} | {:.3} | {:.4e} | {:.4e} | {:.3} | {:.4e} | {:.2} | {secs:.1} s |",
+                u.gamma.get(),
+                u.eps0,
+                u.predicted_mse,
+                a.gamma.get(),
+                a.eps0,
+                a.predicted_mse,
+                a.predicted_mse / u.predicted_mse
+            );
+        }
+    }
 }

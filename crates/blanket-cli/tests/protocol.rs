@@ -219,13 +219,28 @@ fn protocol_run_refuses_what_it_cannot_certify() {
             "--variant",
             "alternating",
             "--protocol",
-            "histogram",
+            "ikos-sum",
+            "--eps",
+            "1",
+        ],
+        "ikos-sum with --variant alternating is refused",
+    );
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "50",
+            "--variant",
+            "alternating",
+            "--protocol",
+            "vector-sum",
             "--eps",
             "1",
             "--delta",
             "1e-4",
         ],
-        "--variant alternating",
+        "vector-sum with --variant alternating is refused",
     );
     fails_with(
         &[

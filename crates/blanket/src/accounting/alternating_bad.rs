@@ -400,7 +400,8 @@ impl<A: ShuffleAccountant + Clone> AlternatingBadCells<A> {
         self.scenario
     }
 
-    /// The curve for the scenario, whatever n.
+    /// The curve for the scenario, whatever n (also where [`CurveAccountant::curve`]
+    /// refuses a grid without blanket: the bound is then the local randomizer's curve).
     pub fn curve_for(
         &self,
         randomizer: &LocalRandomizer,
@@ -439,6 +440,19 @@ impl<A: ShuffleAccountant + Clone> CurveAccountant for AlternatingBadCells<A> {
                     "this bad-cell accountant is for the {} honest users of its grid, not n = {}",
                     self.scenario.honest_min,
                     n.get()
+                ),
+            });
+        }
+        let (classes, mu) = self.scenario.worst_classes();
+        if let Some(c) = classes
+            .iter()
+            .find(|c| c.row_good == 1 && !(mu < c.h_other as f64))
+        {
+            return Err(AccountingError::NotApplicable {
+                method: Method::AlternatingClones,
+                reason: format!(
+                    "no blanket: with up to {} bad cells placed at worst among {} to {} cells, a target may have no honest user in its row and, on average, as many bad cells as other rows ({}) in its column (mean {mu:.3}), so no bound certifies more than the local randomizer's own guarantee",
+                    self.scenario.bad_max, self.scenario.honest_min, self.scenario.cells_max, c.h_other
                 ),
             });
         }

@@ -194,16 +194,15 @@ fn never_below_brute_force_with_bad_cells() {
     for (hm, cm, bm) in cases {
         let sc = BadCells::new(hm, cm, bm).unwrap();
         let acct = AlternatingBadCells::new(sc, Best::default());
-        let n = NumUsers::new(hm).unwrap();
         for gamma in [0.3, 0.6, 0.9] {
             let r = LocalRandomizer::Grr { m: 2, gamma };
+            // The raw bound (`curve` refuses grids without blanket; the bound is checked
+            // there too).
+            let curve = acct.curve_for(&r).unwrap();
             // The epsilon direction too: at the certified eps for each delta the exact
             // curve is within delta (enumerated in the same pass).
             let deltas = [1e-2, 0.1];
-            let cert: Vec<f64> = deltas
-                .iter()
-                .map(|&d| acct.epsilon(&r, n, Delta::new(d).unwrap()).unwrap())
-                .collect();
+            let cert: Vec<f64> = deltas.iter().map(|&d| curve.epsilon(d)).collect();
             let all: Vec<f64> = epss.iter().chain(&cert).copied().collect();
             let exact = worst_exact(sc, 2, gamma, &all);
             for (k, &delta) in deltas.iter().enumerate() {
@@ -214,7 +213,7 @@ fn never_below_brute_force_with_bad_cells() {
                 );
             }
             for (k, &eps) in epss.iter().enumerate() {
-                let bound = acct.delta(&r, n, eps).unwrap();
+                let bound = curve.delta(eps);
                 println!(
                     "honest >= {hm}, cells <= {cm}, bad <= {bm}, gamma {gamma}, eps {eps}: exact {:.6} bound {:.6}",
                     exact[k], bound
@@ -269,6 +268,24 @@ fn more_bad_cells_cost_more_and_n_is_checked() {
     assert!(acct.delta(&r, NumUsers::new(100).unwrap(), 1.0).is_err());
     assert!(BadCells::new(1, 10, 0).is_err());
     assert!(BadCells::new(11, 10, 0).is_err());
+}
+
+/// A grid where the bad cells can leave the target alone in its row and column is refused
+/// (no blanket), with the reason.
+#[test]
+fn no_blanket_is_refused() {
+    let r = LocalRandomizer::Grr { m: 2, gamma: 0.5 };
+    // 4 to 12 cells, up to 8 bad: a 3 x 3 grid (N = 9, b = 5) can fill the target's row
+    // and, on average, its column.
+    let acct = AlternatingBadCells::new(BadCells::new(4, 12, 8).unwrap(), Best::default());
+    let err = acct
+        .delta(&r, NumUsers::new(4).unwrap(), 0.5)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no blanket"), "{err}");
+    // One bad cell in a 3 x 3 grid leaves a blanket.
+    let acct = AlternatingBadCells::new(BadCells::new(8, 9, 1).unwrap(), Best::default());
+    assert!(acct.delta(&r, NumUsers::new(8).unwrap(), 0.5).is_ok());
 }
 
 #[test]

@@ -334,7 +334,7 @@ fn protocol_noise_cost_table() {
     use crate::protocol::histogram::HistogramShape;
     let sc = BadCells::for_protocol(10_000, 500, 500).unwrap();
     let alt = AlternatingBadCells::new(sc, Best::default());
-    println!("| m | eps | delta | gamma amortized | eps0 | MSE amortized | gamma alternating | eps0 | MSE alternating | MSE ratio | time |");
+    println!("| m | eps | delta | gamma amortized | eps0 | MSE amortized | gamma alternating | eps0 | MSE alternating | MSE ratio | bound | time |");
     for m in [2u64, 32] {
         for (eps, delta) in [(1.0, 1e-6), (1.0, 1e-8)] {
             let t = Target {
@@ -349,15 +349,21 @@ fn protocol_noise_cost_table() {
             let clock = std::time::Instant::now();
             let a = calibrate(&shape, &t, &alt).unwrap();
             let secs = clock.elapsed().as_secs_f64();
+            let r = LocalRandomizer::Grr {
+                m: m as u32,
+                gamma: a.gamma.get(),
+            };
+            let (_, bound) = alt.curve_for(&r).unwrap().delta_with_bound(eps);
             println!(
-                "| {m} | {eps} | {delta:e} | {:.4e} | {:.3} | {:.4e} | {:.4e} | {:.3} | {:.4e} | {:.2} | {secs:.1} s |",
+                "| {m} | {eps} | {delta:e} | {:.4e} | {:.3} | {:.4e} | {:.4e} | {:.3} | {:.4e} | {:.2} | {} | {secs:.1} s |",
                 u.gamma.get(),
                 u.eps0,
                 u.predicted_mse,
                 a.gamma.get(),
                 a.eps0,
                 a.predicted_mse,
-                a.predicted_mse / u.predicted_mse
+                a.predicted_mse / u.predicted_mse,
+                bound.name()
             );
         }
     }

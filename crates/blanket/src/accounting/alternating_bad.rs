@@ -25,6 +25,13 @@
 //! and mu* the largest over N and the class; the guarantee is the larger over the two
 //! classes. Every step is monotone in the direction that makes the worst case the one
 //! computed (convex order; docs).
+//!
+//! Per class the accountant also has the **column bound** (the uniform shuffle of the good
+//! cells of the target's column, at least 1 + h* - beta of them, through the inner
+//! uniform-shuffle accountant and the same tail with s = 1) and the **row bound** (the
+//! uniform shuffle of the g* good cells of its row), and takes the smallest of the three.
+//! A grid without blanket (g* = 1 and mu* >= h*: nothing beyond the local randomizer is
+//! certified) is refused by [`CurveAccountant::curve`].
 
 use super::alternating_clones::{AlternatingClones, BySize, JointClones, LATTICE_BUDGET};
 use super::binomial::exp_up;

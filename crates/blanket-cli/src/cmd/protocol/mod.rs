@@ -293,7 +293,7 @@ fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<Hist
                 )
             })?;
             let r = LocalRandomizer::Grr {
-                m: m.get() as u32,
+                m: m.get(),
                 gamma: cal.gamma.get(),
             };
             let curve = acct.curve_for(&r)?;

@@ -239,8 +239,10 @@ fn protocol_run_refuses_what_it_cannot_certify() {
             "1",
             "--delta",
             "1e-4",
+            "--t",
+            "2",
         ],
-        "vector-sum with --variant alternating is refused",
+        "vector-sum --t 2 with --variant alternating is refused",
     );
     fails_with(
         &[

@@ -130,7 +130,62 @@ fn alternating_refuses_what_it_cannot_certify() {
         "ikos-sum with --variant alternating is refused: split-and-mix over the alternating shuffler A^2_pi is not certified",
     );
     fails_with(
-        &with(&["--protocol", "vector-sum", "--delta", "1e-4"]),
-        "vector-sum with --variant alternating is refused",
+        &with(&["--protocol", "vector-sum", "--delta", "1e-4", "--t", "2"]),
+        "vector-sum --t 2 with --variant alternating is refused",
+    );
+}
+
+/// Vector sum with t = 1 is one GRR report over the d (k + 1) pairs per client, so the
+/// bad-cell bound certifies it too; its mean-vector squared error is within 12 times its
+/// exact prediction (the amortized test's tolerance: one draw of a sum of d squared
+/// errors, each a scaled chi-square with one degree of freedom).
+#[test]
+fn alternating_vector_sum_t1_is_certified() {
+    let v = json(&[
+        "protocol",
+        "run",
+        "--clients",
+        "150",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--sigma",
+        "12",
+        "--eta",
+        "4",
+        "--variant",
+        "alternating",
+        "--protocol",
+        "vector-sum",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--d",
+        "3",
+        "--t",
+        "1",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["correct"], true, "{v}");
+    let s = &v["vector_sum"];
+    assert_eq!(s["users"], 136, "{s}");
+    assert!(s["certified_epsilon"].as_f64().unwrap() <= 1.0, "{s}");
+    assert!(s["certified_delta"].as_f64().unwrap() <= 1e-6, "{s}");
+    assert!(
+        s["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("alternating-bad-cells"),
+        "{s}"
+    );
+    assert_eq!(s["alternating"]["bad_cells_max"], 7, "{s}");
+    assert!(
+        s["mse_mean"].as_f64().unwrap() <= 12.0 * s["predicted_mse_mean"].as_f64().unwrap(),
+        "{s}"
     );
 }

@@ -226,7 +226,7 @@ struct HistogramRun {
 /// How the alternating variant's guarantee was certified (`docs/alternating.md`, "Bad
 /// cells"): the worst case over the grids the run can produce.
 #[derive(Serialize, Clone)]
-struct AlternatingBoundJson {
+pub(crate) struct AlternatingBoundJson {
     /// The bound that certified the binding class: the joint clone reduction with bad
     /// cells, or the uniform shuffle of the column's (row's) good cells.
     bound: &'static str,
@@ -279,44 +279,15 @@ fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<Hist
             (h, cal, None)
         }
         Variant::Alternating => {
-            use blanket::accounting::{AlternatingBadCells, BadCells, LocalRandomizer};
-            let scenario = BadCells::for_protocol(
-                u64::from(params.clients),
-                u64::from(params.max_dropouts),
-                u64::from(params.max_malicious),
-            )?;
-            let acct = AlternatingBadCells::new(scenario, Best::default());
-            let (h, cal) = Histogram::calibrate(m, &target, &acct).with_context(|| {
-                format!(
-                    "no certified guarantee for --protocol histogram over the alternating shuffler with up to {} malicious cells and {} dropped-out clients among {} (worst placement of the bad cells; docs/alternating.md, \"Bad cells\"): too many bad cells for the target, use fewer --malicious/--dropout, a larger --eps or --delta, or --variant amortized",
-                    params.max_malicious, params.max_dropouts, params.clients
-                )
-            })?;
-            let r = LocalRandomizer::Grr {
-                m: m.get(),
-                gamma: cal.gamma.get(),
-            };
-            let curve = acct.curve_for(&r)?;
-            let (classes, mu) = scenario.worst_classes();
+            let acct = alternating_accountant(params)?;
+            let (h, cal) = Histogram::calibrate(m, &target, &acct)
+                .with_context(|| no_alternating_guarantee("histogram", params))?;
             let eps = cal
                 .certified
                 .as_ref()
                 .map_or(target.eps.get(), |g| g.epsilon);
-            let (_, b) = curve.delta_with_bound(eps);
-            (
-                h,
-                cal,
-                Some(AlternatingBoundJson {
-                    bound: b.name(),
-                    placement: "worst case: the bad cells anywhere in the grid, chosen after the public placement pi",
-                    honest_cells_min: scenario.honest_min(),
-                    cells_max: scenario.cells_max(),
-                    bad_cells_max: scenario.bad_max(),
-                    worst_row_good_cells: classes.iter().map(|c| c.row_good).min().unwrap_or(0),
-                    worst_other_full_rows: classes.iter().map(|c| c.h_other).min().unwrap_or(0),
-                    bad_per_column_mean_max: mu,
-                }),
-            )
+            let bound = alternating_bound_json(&acct, m.get(), cal.gamma.get(), eps)?;
+            (h, cal, Some(bound))
         }
     };
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed ^ 0x4849_5354);
@@ -328,6 +299,52 @@ fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<Hist
         cal,
         categories,
         bound,
+    })
+}
+
+/// The accountant of the alternating variant: A^2_pi with the run's bad cells (at most
+/// floor(gamma n) malicious, n - floor(alpha n) - floor(gamma n) to n cells), worst placement.
+pub(crate) fn alternating_accountant(
+    params: &ProtocolParams,
+) -> Result<blanket::accounting::AlternatingBadCells<blanket::accounting::Best>> {
+    use blanket::accounting::{AlternatingBadCells, BadCells, Best};
+    let scenario = BadCells::for_protocol(
+        u64::from(params.clients),
+        u64::from(params.max_dropouts),
+        u64::from(params.max_malicious),
+    )?;
+    Ok(AlternatingBadCells::new(scenario, Best::default()))
+}
+
+/// The error context when the alternating variant certifies nothing.
+pub(crate) fn no_alternating_guarantee(protocol: &str, params: &ProtocolParams) -> String {
+    format!(
+        "no certified guarantee for --protocol {protocol} over the alternating shuffler with up to {} malicious cells and {} dropped-out clients among {} (worst placement of the bad cells; docs/alternating.md, \"Bad cells\"): too many bad cells for the target; use fewer --malicious/--dropout, a larger --eps or --delta, or --variant amortized",
+        params.max_malicious, params.max_dropouts, params.clients
+    )
+}
+
+/// How the alternating guarantee was certified, for GRR over m values at gamma.
+pub(crate) fn alternating_bound_json(
+    acct: &blanket::accounting::AlternatingBadCells<blanket::accounting::Best>,
+    m: u32,
+    gamma: f64,
+    eps: f64,
+) -> Result<AlternatingBoundJson> {
+    let scenario = acct.scenario();
+    let curve = acct.curve_for(&blanket::accounting::LocalRandomizer::Grr { m, gamma })?;
+    let (classes, mu) = scenario.worst_classes();
+    let (_, b) = curve.delta_with_bound(eps);
+    Ok(AlternatingBoundJson {
+        bound: b.name(),
+        placement:
+            "worst case: the bad cells anywhere in the grid, chosen after the public placement pi",
+        honest_cells_min: scenario.honest_min(),
+        cells_max: scenario.cells_max(),
+        bad_cells_max: scenario.bad_max(),
+        worst_row_good_cells: classes.iter().map(|c| c.row_good).min().unwrap_or(0),
+        worst_other_full_rows: classes.iter().map(|c| c.h_other).min().unwrap_or(0),
+        bad_per_column_mean_max: mu,
     })
 }
 
@@ -512,7 +529,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     let base = params_for(a.messages.unwrap_or(1))?;
     if a.variant == Variant::Alternating {
         match a.protocol {
-            Some(DpProtocol::VectorSum) => bail!("--protocol vector-sum with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is proved for single-message protocols whose report is one GRR draw, and vector sum's reduction to one shuffled GRR instance (coordinate sampling; composition for t >= 2) is proved for a uniform shuffle only; use --variant amortized, or --protocol histogram"),
+            Some(DpProtocol::VectorSum) if a.t != 1 => bail!("--protocol vector-sum --t {} with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is for single-message protocols; vector sum with t = 1 reduces to one GRR report per client and is certified, but t >= 2 conditions on every user's coordinates and needs independent per-coordinate uniform shuffles, which A^2_pi does not give; use --t 1 or --variant amortized", a.t),
             Some(DpProtocol::IkosSum) => bail!("--protocol ikos-sum with --variant alternating is refused: split-and-mix over the alternating shuffler A^2_pi is not certified (issue 10: m_required is proved for a uniform shuffle of all shares, and the alternating bounds are for single-message protocols); use --variant amortized"),
             _ => {}
         }
@@ -543,7 +560,23 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         }
         Some(DpProtocol::VectorSum) => {
             let target = protocol_target(a, &base)?;
-            let (run, inputs) = payload::vector_inputs(a.d, a.t, a.k, &target, n, a.seed)?;
+            let (run, inputs) = match a.variant {
+                Variant::Amortized => payload::vector_inputs(
+                    a.d,
+                    a.t,
+                    a.k,
+                    &target,
+                    n,
+                    a.seed,
+                    &blanket::accounting::Best::default(),
+                    None,
+                )?,
+                Variant::Alternating => {
+                    let acct = alternating_accountant(&base)?;
+                    payload::vector_inputs(a.d, a.t, a.k, &target, n, a.seed, &acct, Some(&acct))
+                        .with_context(|| no_alternating_guarantee("vector-sum", &base))?
+                }
+            };
             (Some(Payload::Vector(run)), inputs)
         }
         Some(DpProtocol::IkosSum) => {

@@ -115,7 +115,7 @@ pub fn vector_inputs(
                 .certified
                 .as_ref()
                 .map_or(target.eps.get(), |g| g.epsilon);
-            let m = u32::try_from(cal.requirement.m.get())?;
+            let m = cal.requirement.m.get();
             Some(super::alternating_bound_json(
                 acct,
                 m,

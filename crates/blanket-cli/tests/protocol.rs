@@ -219,13 +219,30 @@ fn protocol_run_refuses_what_it_cannot_certify() {
             "--variant",
             "alternating",
             "--protocol",
-            "histogram",
+            "ikos-sum",
+            "--eps",
+            "1",
+        ],
+        "ikos-sum with --variant alternating is refused",
+    );
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "50",
+            "--variant",
+            "alternating",
+            "--protocol",
+            "vector-sum",
             "--eps",
             "1",
             "--delta",
             "1e-4",
+            "--t",
+            "2",
         ],
-        "--variant alternating",
+        "vector-sum --t 2 with --variant alternating is refused",
     );
     fails_with(
         &[

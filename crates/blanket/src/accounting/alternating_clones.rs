@@ -41,7 +41,7 @@ const U: f64 = f64::EPSILON;
 const LATTICE_MAX_L: u64 = 5040;
 /// Largest number of multiply-adds the accountant spends on the exact evaluation per delta
 /// (beyond it only the Chernoff bound is computed).
-const LATTICE_BUDGET: f64 = 4e6;
+pub(crate) const LATTICE_BUDGET: f64 = 4e6;
 /// Geometric grid of tilts theta shared by every s (any theta gives a valid bound).
 const THETA_GRID: usize = 64;
 
@@ -349,11 +349,29 @@ impl JointClones {
     /// The upper bound with the exact lattice evaluation used where its cost is at most
     /// `lattice_budget` multiply-adds.
     pub(crate) fn delta_with(&self, eps: f64, lattice_budget: f64) -> f64 {
+        let by_s = match self.delta_by_s(eps, lattice_budget) {
+            BySize::Zero => return 0.0,
+            BySize::One => return 1.0,
+            BySize::Values(v) => v,
+        };
+        let sw = &self.s_win;
+        let total: f64 = by_s
+            .iter()
+            .enumerate()
+            .map(|(j, &b)| b * exp_up(sw.ln_at(sw.lo + j as u64)))
+            .sum();
+        ((total * FINAL_MARGIN + sw.below + sw.above) * FINAL_MARGIN).min(1.0)
+    }
+
+    /// Certified upper bounds on delta(eps) *given s* (the number of columns of S, docs), for
+    /// s = `s_window().lo + 1 ..= s_window().hi + 1`, in that order: per s the smaller of the
+    /// Chernoff bound and, within `lattice_budget` multiply-adds, the lattice evaluation.
+    pub(crate) fn delta_by_s(&self, eps: f64, lattice_budget: f64) -> BySize {
         if !(eps < self.eps0) {
-            return 0.0;
+            return BySize::Zero;
         }
         if !(self.eps0 <= MAX_EPS0) {
-            return 1.0;
+            return BySize::One;
         }
         let eps = eps.max(0.0);
         let (_, kappa, ln1pe) = Self::eps_terms(eps);
@@ -367,12 +385,12 @@ impl JointClones {
                 *b = b.min(x);
             }
         }
-        let total: f64 = by_s
-            .iter()
-            .enumerate()
-            .map(|(j, &b)| b * exp_up(sw.ln_at(sw.lo + j as u64)))
-            .sum();
-        ((total * FINAL_MARGIN + sw.below + sw.above) * FINAL_MARGIN).min(1.0)
+        BySize::Values(by_s)
+    }
+
+    /// The window of s - 1 ~ Bin(row - 1, p) the bound sums over (outside mass rigorous).
+    pub(crate) fn s_window(&self) -> &Window {
+        &self.s_win
     }
 
     /// The smallest eps (to 1e-6 relative resolution, upper end) with delta(eps) <= delta.
@@ -382,6 +400,17 @@ impl JointClones {
         }
         smallest_eps(|e| self.delta(e), 0.0, self.eps0, delta)
     }
+}
+
+/// Per-s values of [`JointClones::delta_by_s`].
+#[derive(Debug, Clone)]
+pub(crate) enum BySize {
+    /// eps >= eps0: delta is 0 for every s.
+    Zero,
+    /// eps0 beyond [`MAX_EPS0`]: no bound (delta 1).
+    One,
+    /// Upper bounds given s, over the s window.
+    Values(Vec<f64>),
 }
 
 /// The classes of users of the A^2_pi layout for n users, as (row users, other full rows):

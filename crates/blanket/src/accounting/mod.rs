@@ -11,6 +11,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord, clippy::excessive_precision)]
 
 pub mod alternating;
+pub mod alternating_bad;
 pub mod alternating_clones;
 pub mod best;
 pub mod binomial;
@@ -24,6 +25,7 @@ mod liveness;
 pub mod variation_ratio;
 
 pub use alternating::AlternatingAccountant;
+pub use alternating_bad::{AlternatingBadCells, BadCells};
 pub use alternating_clones::AlternatingClones;
 pub use best::Best;
 pub use blanket_closed::BlanketTheorem31;

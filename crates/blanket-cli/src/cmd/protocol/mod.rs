@@ -2,7 +2,7 @@
 //! spec `05-secure-shuffle.md`), run in memory with dropouts and malicious
 //! clients, and its costs beside the paper's reference figures.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use blanket_protocol::driver::{self, Fate, SimConfig, SimReport, ALL_BEHAVIOURS};
 use blanket_protocol::params::{ProofSystem, Variant as Layout};
 use blanket_protocol::ProtocolParams;
@@ -80,7 +80,8 @@ pub struct ProtocolRunArgs {
     #[arg(long)]
     pub messages: Option<u32>,
     /// Run a DP protocol over the shuffle and end with its estimate and certified guarantee
-    /// for the honest, present users only (amortized variant).
+    /// for the honest, present users only (amortized variant: histogram, vector-sum,
+    /// ikos-sum; alternating variant: histogram, with the malicious cells placed at worst).
     #[arg(long, value_enum)]
     pub protocol: Option<DpProtocol>,
     /// Target epsilon of --protocol (> 0, natural log).
@@ -207,12 +208,39 @@ struct HistogramJson {
     /// guarantee covers).
     truth_honest: Vec<u64>,
     rmse: f64,
+    /// Predicted RMSE per category (the calibrator's error model at the honest, present
+    /// users: the variance of one debiased count).
+    predicted_rmse: f64,
+    /// Alternating variant only: how the guarantee was certified with bad cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alternating: Option<AlternatingBoundJson>,
 }
 
 struct HistogramRun {
     h: blanket::protocol::histogram::Histogram,
     cal: blanket::calibrate::Calibration<()>,
     categories: Vec<u32>,
+    bound: Option<AlternatingBoundJson>,
+}
+
+/// How the alternating variant's guarantee was certified (`docs/alternating.md`, "Bad
+/// cells"): the worst case over the grids the run can produce.
+#[derive(Serialize, Clone)]
+pub(crate) struct AlternatingBoundJson {
+    /// The bound that certified the binding class: the joint clone reduction with bad
+    /// cells, or the uniform shuffle of the column's (row's) good cells.
+    bound: &'static str,
+    placement: &'static str,
+    /// The grid holds between `honest_cells_min` (n - D - G) and `cells_max` (n) accepted
+    /// messages, at most `bad_cells_max` (G) of them malicious.
+    honest_cells_min: u64,
+    cells_max: u64,
+    bad_cells_max: u64,
+    /// Worst case over the grids: good cells in the target's row (target included), other
+    /// full rows, and the largest mean number of bad cells per column.
+    worst_row_good_cells: u64,
+    worst_other_full_rows: u64,
+    bad_per_column_mean_max: f64,
 }
 
 /// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee covers.
@@ -245,12 +273,79 @@ fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<Hist
     use blanket::protocol::histogram::Histogram;
     let target = protocol_target(a, params)?;
     let m = DomainSize::new(a.domain)?;
-    let (h, cal) = Histogram::calibrate(m, &target, &Best::default())?;
+    let (h, cal, bound) = match a.variant {
+        Variant::Amortized => {
+            let (h, cal) = Histogram::calibrate(m, &target, &Best::default())?;
+            (h, cal, None)
+        }
+        Variant::Alternating => {
+            let acct = alternating_accountant(params)?;
+            let (h, cal) = Histogram::calibrate(m, &target, &acct)
+                .with_context(|| no_alternating_guarantee("histogram", params))?;
+            let eps = cal
+                .certified
+                .as_ref()
+                .map_or(target.eps.get(), |g| g.epsilon);
+            let bound = alternating_bound_json(&acct, m.get(), cal.gamma.get(), eps)?;
+            (h, cal, Some(bound))
+        }
+    };
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed ^ 0x4849_5354);
     let categories: Vec<u32> = (0..params.clients)
         .map(|_| (rng.next_u64() % a.domain) as u32)
         .collect();
-    Ok(HistogramRun { h, cal, categories })
+    Ok(HistogramRun {
+        h,
+        cal,
+        categories,
+        bound,
+    })
+}
+
+/// The accountant of the alternating variant: A^2_pi with the run's bad cells (at most
+/// floor(gamma n) malicious, n - floor(alpha n) - floor(gamma n) to n cells), worst placement.
+pub(crate) fn alternating_accountant(
+    params: &ProtocolParams,
+) -> Result<blanket::accounting::AlternatingBadCells<blanket::accounting::Best>> {
+    use blanket::accounting::{AlternatingBadCells, BadCells, Best};
+    let scenario = BadCells::for_protocol(
+        u64::from(params.clients),
+        u64::from(params.max_dropouts),
+        u64::from(params.max_malicious),
+    )?;
+    Ok(AlternatingBadCells::new(scenario, Best::default()))
+}
+
+/// The error context when the alternating variant certifies nothing.
+pub(crate) fn no_alternating_guarantee(protocol: &str, params: &ProtocolParams) -> String {
+    format!(
+        "no certified guarantee for --protocol {protocol} over the alternating shuffler with up to {} malicious cells and {} dropped-out clients among {} (worst placement of the bad cells; docs/alternating.md, \"Bad cells\"): too many bad cells for the target; use fewer --malicious/--dropout, a larger --eps or --delta, or --variant amortized",
+        params.max_malicious, params.max_dropouts, params.clients
+    )
+}
+
+/// How the alternating guarantee was certified, for GRR over m values at gamma.
+pub(crate) fn alternating_bound_json(
+    acct: &blanket::accounting::AlternatingBadCells<blanket::accounting::Best>,
+    m: u32,
+    gamma: f64,
+    eps: f64,
+) -> Result<AlternatingBoundJson> {
+    let scenario = acct.scenario();
+    let curve = acct.curve_for(&blanket::accounting::LocalRandomizer::Grr { m, gamma })?;
+    let (classes, mu) = scenario.worst_classes();
+    let (_, b) = curve.delta_with_bound(eps);
+    Ok(AlternatingBoundJson {
+        bound: b.name(),
+        placement:
+            "worst case: the bad cells anywhere in the grid, chosen after the public placement pi",
+        honest_cells_min: scenario.honest_min(),
+        cells_max: scenario.cells_max(),
+        bad_cells_max: scenario.bad_max(),
+        worst_row_good_cells: classes.iter().map(|c| c.row_good).min().unwrap_or(0),
+        worst_other_full_rows: classes.iter().map(|c| c.h_other).min().unwrap_or(0),
+        bad_per_column_mean_max: mu,
+    })
 }
 
 #[derive(Serialize)]
@@ -263,6 +358,10 @@ struct PaperJson {
 
 /// The trust assumption of the shuffler (spec 05, "Setting"; `docs/protocol.md`).
 pub const TRUST: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients, fixed before the public randomness; privacy of the shuffle fails with probability at most 2^-sigma, delivery with at most 2^-eta";
+
+/// The alternating variant's trust assumption: the shuffler's, and the placement of the bad
+/// cells taken at its worst (`docs/alternating.md`, "Bad cells").
+pub const TRUST_ALTERNATING: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients; the grid holds the accepted messages (n - floor(alpha n) - floor(gamma n) to n of them, at most floor(gamma n) malicious) and the malicious cells may be placed anywhere, after the public placement pi (the guarantee is the worst case over placements); privacy of the shuffle fails with probability at most 2^-sigma (every lane's chain holds an honest shuffler otherwise), delivery with at most 2^-eta";
 
 fn role_label(r: &str) -> &'static str {
     match r {
@@ -356,7 +455,10 @@ fn to_json(args: &ProtocolRunArgs, cfg: &SimConfig, r: &SimReport) -> RunJson {
             .collect(),
         roles,
         blanket_users: blanket_users(&p),
-        trust: TRUST,
+        trust: match args.variant {
+            Variant::Amortized => TRUST,
+            Variant::Alternating => TRUST_ALTERNATING,
+        },
         shuffle_failure: 2f64.powi(-(p.sigma.min(1000) as i32)),
         histogram: None,
         vector_sum: None,
@@ -425,8 +527,12 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             .map(|p| p.with_proof(a.proof))
     };
     let base = params_for(a.messages.unwrap_or(1))?;
-    if a.protocol.is_some() && a.variant != Variant::Amortized {
-        bail!("--protocol with --variant alternating is refused: the alternating accountant's row and column bounds hold on the honest cells of the grid with the malicious cells handed over, but its joint clone bound with malicious cells (the binding one) and a calibrator over the reduced row and column sizes are not derived (docs/protocol.md, \"--protocol with the alternating variant\"); use --variant amortized");
+    if a.variant == Variant::Alternating {
+        match a.protocol {
+            Some(DpProtocol::VectorSum) if a.t != 1 => bail!("--protocol vector-sum --t {} with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is for single-message protocols; vector sum with t = 1 reduces to one GRR report per client and is certified, but t >= 2 conditions on every user's coordinates and needs independent per-coordinate uniform shuffles, which A^2_pi does not give; use --t 1 or --variant amortized", a.t),
+            Some(DpProtocol::IkosSum) => bail!("--protocol ikos-sum with --variant alternating is refused: split-and-mix over the alternating shuffler A^2_pi is not certified (issue 10: m_required is proved for a uniform shuffle of all shares, and the alternating bounds are for single-message protocols); use --variant amortized"),
+            _ => {}
+        }
     }
     let fixed = match a.protocol {
         Some(DpProtocol::Histogram) => Some(1),
@@ -454,7 +560,23 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         }
         Some(DpProtocol::VectorSum) => {
             let target = protocol_target(a, &base)?;
-            let (run, inputs) = payload::vector_inputs(a.d, a.t, a.k, &target, n, a.seed)?;
+            let (run, inputs) = match a.variant {
+                Variant::Amortized => payload::vector_inputs(
+                    a.d,
+                    a.t,
+                    a.k,
+                    &target,
+                    n,
+                    a.seed,
+                    &blanket::accounting::Best::default(),
+                    None,
+                )?,
+                Variant::Alternating => {
+                    let acct = alternating_accountant(&base)?;
+                    payload::vector_inputs(a.d, a.t, a.k, &target, n, a.seed, &acct, Some(&acct))
+                        .with_context(|| no_alternating_guarantee("vector-sum", &base))?
+                }
+            };
             (Some(Payload::Vector(run)), inputs)
         }
         Some(DpProtocol::IkosSum) => {
@@ -579,7 +701,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         "privacy of a protocol over this shuffler covers the {} honest, present users (n - dropout bound - malicious bound)",
         j.blanket_users
     );
-    println!("trust: {TRUST}");
+    println!("trust: {}", j.trust);
     for c in &j.cheaters {
         println!(
             "  named: client {} in round {} ({}): {}",
@@ -600,6 +722,18 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             j.blanket_users,
             h.method
         );
+        if let Some(b) = &h.alternating {
+            println!(
+                "  over the alternating shuffler: certified by the {}; worst case over grids of {} to {} cells with at most {} malicious, placed anywhere (worst row: {} good cells; {} other full rows; at most {} bad cells per column on average)",
+                b.bound,
+                b.honest_cells_min,
+                b.cells_max,
+                b.bad_cells_max,
+                b.worst_row_good_cells,
+                b.worst_other_full_rows,
+                num(b.bad_per_column_mean_max)
+            );
+        }
     }
     if let Some(v) = &j.vector_sum {
         println!(
@@ -682,10 +816,15 @@ fn histogram_estimate(
         gamma: hr.cal.gamma.get(),
         certified_epsilon: g.epsilon,
         certified_delta: g.delta,
-        method: format!("{:?}", g.method),
+        method: match &hr.bound {
+            None => format!("{:?}", g.method),
+            Some(b) => format!("alternating-bad-cells ({})", b.bound),
+        },
         estimate: est.counts,
         truth,
         truth_honest,
         rmse,
+        predicted_rmse: hr.cal.predicted_mse.sqrt(),
+        alternating: hr.bound.clone(),
     })
 }

@@ -47,6 +47,7 @@ pub struct VectorRun {
     cal: VectorCalibration,
     data: UnitVectors,
     users: u64,
+    bound: Option<super::AlternatingBoundJson>,
 }
 
 #[derive(Serialize)]
@@ -77,9 +78,16 @@ pub struct VectorSumJson {
     pub malicious_shift_per_client: f64,
     /// Decrypted plaintexts that are not (j < d, y <= k) pairs (dropped by the analyzer).
     pub out_of_domain: usize,
+    /// Alternating variant only (t = 1): how the guarantee was certified with bad cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternating: Option<super::AlternatingBoundJson>,
 }
 
 /// Calibrates vector sum for `n_blanket` users and runs every client's randomizer.
+///
+/// `alternating`: the alternating variant's accountant, to name the bound that certified
+/// the guarantee (t = 1: one GRR report over d (k + 1) pairs per client).
+#[allow(clippy::too_many_arguments)]
 pub fn vector_inputs(
     d: u64,
     t: u64,
@@ -87,8 +95,9 @@ pub fn vector_inputs(
     target: &blanket::calibrate::Target,
     clients: u32,
     seed: u64,
+    accountant: &dyn blanket::accounting::ShuffleAccountant,
+    alternating: Option<&blanket::accounting::AlternatingBadCells<blanket::accounting::Best>>,
 ) -> Result<(VectorRun, Vec<Vec<u64>>)> {
-    use blanket::accounting::Best;
     use blanket::params::Precision;
     let k = k.map(Precision::new).transpose()?;
     let (proto, cal) = VectorSum::calibrate(
@@ -97,8 +106,24 @@ pub fn vector_inputs(
         k,
         DomainConvention::TrueDomain,
         target,
-        &Best::default(),
+        accountant,
     )?;
+    let bound = match alternating {
+        None => None,
+        Some(acct) => {
+            let eps = cal
+                .certified
+                .as_ref()
+                .map_or(target.eps.get(), |g| g.epsilon);
+            let m = cal.requirement.m.get();
+            Some(super::alternating_bound_json(
+                acct,
+                m,
+                cal.gamma.get(),
+                eps,
+            )?)
+        }
+    };
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed ^ 0x5645_4354);
     let flat: Vec<f64> = (0..u64::from(clients) * d)
         .map(|_| unit(&mut rng))
@@ -126,6 +151,7 @@ pub fn vector_inputs(
             cal,
             data,
             users: target.n.get(),
+            bound,
         },
         inputs,
     ))
@@ -182,7 +208,10 @@ impl VectorRun {
             users: self.users,
             certified_epsilon: g.epsilon,
             certified_delta: g.delta,
-            method: format!("{:?}", g.method),
+            method: match &self.bound {
+                None => format!("{:?}", g.method),
+                Some(b) => format!("alternating-bad-cells ({})", b.bound),
+            },
             estimate_sum: est.sum,
             truth_sum_honest,
             truth_sum_accepted,
@@ -190,6 +219,7 @@ impl VectorRun {
             predicted_mse_mean: self.proto.exact_mean_mse_weighted(&self.data, &counts),
             malicious_shift_per_client: f64::from(d) * (1.0 - gamma / 2.0) / (1.0 - gamma),
             out_of_domain,
+            alternating: self.bound.clone(),
         })
     }
 }

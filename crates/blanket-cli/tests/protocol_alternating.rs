@@ -1,0 +1,191 @@
+//! End-to-end tests of `blanket protocol run --variant alternating --protocol histogram`:
+//! the run ends with the estimate and a guarantee certified for the honest, present users
+//! with the malicious cells placed at worst (`docs/alternating.md`, "Bad cells"), the
+//! estimate's error matches its prediction on a fixed seed, and what is not certified is
+//! refused with its reason.
+
+mod common;
+use common::*;
+
+fn run(variant: &str, seed: &str) -> serde_json::Value {
+    json(&[
+        "protocol",
+        "run",
+        "--clients",
+        "150",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--sigma",
+        "12",
+        "--eta",
+        "4",
+        "--variant",
+        variant,
+        "--protocol",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "8",
+        "--seed",
+        seed,
+        "--json",
+    ])
+}
+
+#[test]
+fn alternating_histogram_ends_with_a_certified_guarantee() {
+    let v = run("alternating", "3");
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["correct"], true, "{v}");
+    assert_eq!(v["variant"], "alternating");
+    // n' = 150 - 7 - 7 honest, present users.
+    assert_eq!(v["blanket_users"], 136);
+    let trust = v["trust"].as_str().unwrap();
+    assert!(trust.contains("placed anywhere"), "{trust}");
+    let h = &v["histogram"];
+    assert!(h["certified_epsilon"].as_f64().unwrap() <= 1.0, "{h}");
+    assert!(h["certified_delta"].as_f64().unwrap() <= 1e-6, "{h}");
+    assert!(
+        h["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("alternating-bad-cells"),
+        "{h}"
+    );
+    let alt = &h["alternating"];
+    assert_eq!(alt["honest_cells_min"], 136, "{alt}");
+    assert_eq!(alt["cells_max"], 150, "{alt}");
+    assert_eq!(alt["bad_cells_max"], 7, "{alt}");
+    assert_eq!(h["estimate"].as_array().unwrap().len(), 8);
+    let honest: u64 = h["truth_honest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(honest, v["honest_present_clients"].as_u64().unwrap(), "{v}");
+    assert!(honest >= 136, "{v}");
+    assert!(
+        v["malicious_accepted_clients"].as_u64().unwrap() <= 7,
+        "{v}"
+    );
+}
+
+/// On fixed seeds the per-category RMSE against the accepted clients' counts matches the
+/// calibrator's prediction (made for n' users; the count variance grows with the N accepted
+/// reports, so the prediction is scaled by sqrt(N / n')): for 8 categories the squared
+/// ratio is close to a chi-square with 8 degrees of freedom over 8, within [0.27, 2.5] with
+/// probability 0.999, so the ratio must lie in [0.5, 1.6].
+#[test]
+fn alternating_histogram_error_matches_its_prediction() {
+    for seed in ["3", "4"] {
+        let v = run("alternating", seed);
+        let h = &v["histogram"];
+        let scale =
+            (v["accepted_clients"].as_f64().unwrap() / v["blanket_users"].as_f64().unwrap()).sqrt();
+        let ratio = h["rmse"].as_f64().unwrap() / (h["predicted_rmse"].as_f64().unwrap() * scale);
+        assert!(
+            (0.5..=1.6).contains(&ratio),
+            "seed {seed}: ratio {ratio} in {h}"
+        );
+    }
+}
+
+/// The worst placement costs noise: at equal (eps, delta) the alternating variant needs a
+/// larger blanket probability than the amortized one (a uniform shuffle of n').
+#[test]
+fn alternating_costs_more_noise_than_amortized() {
+    let alt = run("alternating", "3");
+    let amo = run("amortized", "3");
+    let g_alt = alt["histogram"]["gamma"].as_f64().unwrap();
+    let g_amo = amo["histogram"]["gamma"].as_f64().unwrap();
+    assert!(g_alt > g_amo, "alternating {g_alt}, amortized {g_amo}");
+    assert!(amo["histogram"].get("alternating").is_none());
+}
+
+#[test]
+fn alternating_refuses_what_it_cannot_certify() {
+    let base = [
+        "protocol",
+        "run",
+        "--clients",
+        "60",
+        "--variant",
+        "alternating",
+        "--eps",
+        "1",
+    ];
+    let with = |extra: &[&'static str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        a
+    };
+    fails_with(
+        &with(&["--protocol", "ikos-sum"]),
+        "ikos-sum with --variant alternating is refused: split-and-mix over the alternating shuffler A^2_pi is not certified",
+    );
+    fails_with(
+        &with(&["--protocol", "vector-sum", "--delta", "1e-4", "--t", "2"]),
+        "vector-sum --t 2 with --variant alternating is refused",
+    );
+}
+
+/// Vector sum with t = 1 is one GRR report over the d (k + 1) pairs per client, so the
+/// bad-cell bound certifies it too; its mean-vector squared error is within 12 times its
+/// exact prediction (the amortized test's tolerance: one draw of a sum of d squared
+/// errors, each a scaled chi-square with one degree of freedom).
+#[test]
+fn alternating_vector_sum_t1_is_certified() {
+    let v = json(&[
+        "protocol",
+        "run",
+        "--clients",
+        "150",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--sigma",
+        "12",
+        "--eta",
+        "4",
+        "--variant",
+        "alternating",
+        "--protocol",
+        "vector-sum",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--d",
+        "3",
+        "--t",
+        "1",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["correct"], true, "{v}");
+    let s = &v["vector_sum"];
+    assert_eq!(s["users"], 136, "{s}");
+    assert!(s["certified_epsilon"].as_f64().unwrap() <= 1.0, "{s}");
+    assert!(s["certified_delta"].as_f64().unwrap() <= 1e-6, "{s}");
+    assert!(
+        s["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("alternating-bad-cells"),
+        "{s}"
+    );
+    assert_eq!(s["alternating"]["bad_cells_max"], 7, "{s}");
+    assert!(
+        s["mse_mean"].as_f64().unwrap() <= 12.0 * s["predicted_mse_mean"].as_f64().unwrap(),
+        "{s}"
+    );
+}

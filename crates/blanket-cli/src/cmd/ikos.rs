@@ -22,6 +22,9 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Why `--shuffler alternating` is refused by the IKOS simulations (exit code 2).
+pub const ALTERNATING_REFUSED: &str = "--shuffler alternating: IKOS over the alternating shuffler A^2_pi has no established guarantee in blanket yet (m_required is proved for one uniform shuffle of all n m shares; the row-then-column argument of spec 04 is incomplete, see docs/multi-message.md); use --shuffler uniform";
+
 /// sigma when neither `--sigma` nor `--delta` is given.
 pub const DEFAULT_SIGMA: u32 = 40;
 
@@ -395,9 +398,7 @@ pub(super) fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
 /// Runs `simulate ikos-sum`.
 pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     if a.shuffler == IkosShuffler::Alternating {
-        usage_bail!(
-            "--shuffler alternating: the IKOS sum over the alternating shuffler A^2_pi has no established guarantee in blanket yet (m_required is proved for one uniform shuffle of all n m shares; the row-then-column argument of spec 04 is incomplete, see docs/multi-message.md); use --shuffler uniform"
-        );
+        usage_bail!("{ALTERNATING_REFUSED}");
     }
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;

@@ -257,6 +257,13 @@ pub struct SimIkosArgs {
     /// normalized to [0, 1]).
     #[arg(long)]
     pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: SimIkosRunArgs,
+}
+
+/// Options of every IKOS simulation (`simulate ikos-sum|ikos-histogram|ikos-vector`).
+#[derive(Args)]
+pub struct SimIkosRunArgs {
     /// The shuffler: `uniform` (alternating is refused: no established guarantee).
     #[arg(long, value_enum, default_value_t)]
     pub shuffler: IkosShuffler,
@@ -397,13 +404,13 @@ pub(super) fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
 
 /// Runs `simulate ikos-sum`.
 pub fn simulate(a: &SimIkosArgs) -> Result<()> {
-    if a.shuffler == IkosShuffler::Alternating {
+    if a.run.shuffler == IkosShuffler::Alternating {
         usage_bail!("{ALTERNATING_REFUSED}");
     }
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
     let n_arg = a.n.map(|n| n as usize);
-    let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.seed)?;
+    let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.run.seed)?;
     let n = users.len() as u64;
     if a.n.is_none() && !(2..=MAX_USERS).contains(&n) {
         usage_bail!(
@@ -415,11 +422,11 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     check_simulated_shares(n, p.ikos().shares())?;
     let (values, truth) = prepared(&users)?;
     let start = Instant::now();
-    let pb = progress(u64::from(a.reps), "ikos sum", a.json);
-    let mut sq = Vec::with_capacity(a.reps as usize);
+    let pb = progress(u64::from(a.run.reps), "ikos sum", a.run.json);
+    let mut sq = Vec::with_capacity(a.run.reps as usize);
     let mut first = None;
-    for rep in 0..a.reps {
-        let est = ikos_repetition(&p, &values, &users, a.seed, rep)?;
+    for rep in 0..a.run.reps {
+        let est = ikos_repetition(&p, &values, &users, a.run.seed, rep)?;
         sq.push((est - truth).powi(2));
         first.get_or_insert(est);
         pb.inc(1);
@@ -431,8 +438,8 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     let report = IkosSimulation {
         protocol: "ikos-sum",
         n,
-        reps: a.reps,
-        seed: a.seed,
+        reps: a.run.reps,
+        seed: a.run.seed,
         mse,
         mse_ci95: ci,
         predicted_mse: cal.predicted_mse,
@@ -445,7 +452,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         data: prov,
         calibration: cal,
     };
-    if a.json {
+    if a.run.json {
         return print_json(&report);
     }
     report.calibration.print(false)?;

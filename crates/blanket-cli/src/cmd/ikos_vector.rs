@@ -6,7 +6,7 @@
 //! compare the observed error with the prediction, like `simulate ikos-sum`.
 
 use super::common::{mean_ci, progress};
-use super::ikos::{check_eps, element_bytes, IkosShuffler, SigmaArgs};
+use super::ikos::{check_eps, element_bytes, IkosShuffler, SigmaArgs, SimIkosRunArgs};
 use crate::data::Provenance;
 use crate::output::{echo, kv_table, num, print_json, up};
 use crate::usage_bail;
@@ -263,24 +263,6 @@ pub struct SimIkosVectorArgs {
     pub data: String,
     #[command(flatten)]
     pub run: SimIkosRunArgs,
-}
-
-/// Options of both IKOS vector simulations (as in `simulate ikos-sum`).
-#[derive(Args)]
-pub struct SimIkosRunArgs {
-    /// The shuffler of each coordinate instance: `uniform` (alternating is refused: no
-    /// established guarantee).
-    #[arg(long, value_enum, default_value_t)]
-    pub shuffler: IkosShuffler,
-    /// Repetitions of the whole protocol on the same data.
-    #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
-    pub reps: u32,
-    /// Seed of the simulation (reproducible; real clients never use a seed).
-    #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
-    pub seed: u64,
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// What `simulate ikos-histogram` and `simulate ikos-vector` print (JSON keys are a

@@ -559,3 +559,96 @@ fn simulate_ikos_vector_and_histogram_bad_input() {
         "--data",
     );
 }
+
+/// Regression: `calibrate ikos-histogram --n 1e8 --domain 100 --eps 1` failed with the Polya
+/// sampler's internal message (n (2^40 - A) >= 2^64); large n is now sampled exactly by
+/// thinning. An epsilon too small for the 40-bit alpha (eps / (d p) < 2^-38) is refused up
+/// front, naming --eps, --n and the dimension flag and printing the smallest epsilon accepted.
+#[test]
+fn large_n_calibrations_and_tiny_epsilon() {
+    let v = json(&[
+        "calibrate",
+        "ikos-histogram",
+        "--n",
+        "1e8",
+        "--domain",
+        "100",
+        "--eps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(v["p"], 1);
+    assert_eq!(v["d"], 100);
+    let eps = v["eps"].as_f64().unwrap();
+    assert_eq!(eps, 1.0);
+    assert!(v["m"].as_u64().unwrap() >= 2, "{v}");
+    for (cmd, dim_flag) in [("ikos-histogram", "--domain"), ("ikos-vector", "--d")] {
+        json(&[
+            "calibrate",
+            cmd,
+            "--n",
+            "1e12",
+            dim_flag,
+            "10000",
+            "--eps",
+            "10",
+            "--json",
+        ]);
+    }
+    json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "1e12",
+        "--eps",
+        "10",
+        "--json",
+    ]);
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-vector",
+            "--n",
+            "1e12",
+            "--d",
+            "10000",
+            "--eps",
+            "0.01",
+        ],
+        "--eps 0.01 with --n 1000000000000 --d 10000: epsilon 0.01 is too small",
+    );
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-vector",
+            "--n",
+            "1e12",
+            "--d",
+            "10000",
+            "--eps",
+            "0.01",
+        ],
+        "epsilon >= 3.638e-2",
+    );
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-histogram",
+            "--n",
+            "100",
+            "--domain",
+            "4",
+            "--eps",
+            "1e-12",
+        ],
+        "--eps 1e-12 with --n 100 --domain 4",
+    );
+    fails_code(
+        2,
+        &["calibrate", "ikos-sum", "--n", "100", "--eps", "1e-12"],
+        "--eps 1e-12 with --n 100: epsilon 1e-12 is too small for sensitivity p = 10",
+    );
+}

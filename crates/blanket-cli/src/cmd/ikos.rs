@@ -95,6 +95,9 @@ pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
                 "--sigma {sigma}: {e} (lower --sigma or raise --delta)"
             )))
         }
+        e @ IkosSumError::EpsilonTooSmall { .. } => anyhow::Error::new(crate::exit::Usage(
+            format!("--eps {} with --n {n}: {e}", echo(eps)),
+        )),
         e => anyhow::Error::new(crate::exit::Usage(format!("--eps {}: {e}", echo(eps)))),
     })
 }

@@ -190,6 +190,9 @@ fn build(
             | IkosVectorError::Sum(IkosSumError::Ikos(IkosError::NoShareCount { .. })) => {
                 "--sigma".into()
             }
+            IkosVectorError::EpsilonTooSmall { .. } => {
+                format!("--eps {} with --n {n} {dim_flag} {d}", echo(eps))
+            }
             _ => format!("--eps {}", echo(eps)),
         };
         anyhow::Error::new(crate::exit::Usage(format!("{flag}: {e}")))

@@ -52,7 +52,7 @@ pub enum IkosSumError {
     },
     /// epsilon / p below [`MIN_EPS_PER_UNIT`]: alpha = e^(-epsilon/p) would round to 1 on
     /// [`ALPHA_BITS`] bits.
-    #[error("epsilon {epsilon} is too small for sensitivity p = {precision}: epsilon / p must be >= 2^-38 (about 3.64e-12; alpha = e^(-epsilon/p) is a 40-bit dyadic below 1), i.e. epsilon >= {}", min_epsilon_display(*precision as f64))]
+    #[error("epsilon {epsilon:?} is too small for sensitivity p = {precision}: epsilon / p must be >= 2^-38 (about 3.64e-12; alpha = e^(-epsilon/p) is a 40-bit dyadic below 1), i.e. epsilon >= {}", min_epsilon_display(*precision as f64))]
     EpsilonTooSmall {
         /// The epsilon asked for (of this instance).
         epsilon: f64,

@@ -59,7 +59,7 @@ pub enum IkosVectorError {
     #[error(transparent)]
     Sum(#[from] IkosSumError),
     /// The per-coordinate epsilon / p is below [`MIN_EPS_PER_UNIT`] (2^-38).
-    #[error("epsilon {epsilon} is too small for n = {users}, d = {dim}: the per-coordinate {per_unit} must be >= 2^-38 (about 3.64e-12; alpha = e^(-it) is a 40-bit dyadic below 1), i.e. epsilon >= {}", min_epsilon_display(*scale))]
+    #[error("epsilon {epsilon:?} is too small for n = {users}, d = {dim}: the per-coordinate {per_unit} must be >= 2^-38 (about 3.64e-12: the discrete Laplace parameter alpha is a 40-bit dyadic >= e^(-that) and must stay below 1), i.e. epsilon >= {}", min_epsilon_display(*scale))]
     EpsilonTooSmall {
         /// The epsilon of the whole vector.
         epsilon: f64,

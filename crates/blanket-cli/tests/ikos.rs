@@ -562,7 +562,7 @@ fn simulate_ikos_vector_and_histogram_bad_input() {
 
 /// Regression: `calibrate ikos-histogram --n 1e8 --domain 100 --eps 1` failed with the Polya
 /// sampler's internal message (n (2^40 - A) >= 2^64); large n is now sampled exactly by
-/// thinning. An epsilon too small for the 40-bit alpha (eps / (d p) < 2^-38) is refused up
+/// thinning. An epsilon too small for the 40-bit alpha (eps / (d p) < 2^-39 (1 + 2^-10)) is refused up
 /// front, naming --eps, --n and the dimension flag and printing the smallest epsilon accepted.
 #[test]
 fn large_n_calibrations_and_tiny_epsilon() {
@@ -630,7 +630,7 @@ fn large_n_calibrations_and_tiny_epsilon() {
             "--eps",
             "0.01",
         ],
-        "epsilon >= 3.638e-2",
+        "epsilon >= 1.821e-2",
     );
     fails_code(
         2,

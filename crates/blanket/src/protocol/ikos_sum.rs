@@ -52,7 +52,7 @@ pub enum IkosSumError {
     },
     /// epsilon / p below [`MIN_EPS_PER_UNIT`]: alpha = e^(-epsilon/p) would round to 1 on
     /// [`ALPHA_BITS`] bits.
-    #[error("epsilon {epsilon:?} is too small for sensitivity p = {precision}: epsilon / p must be >= 2^-38 (about 3.64e-12; alpha = e^(-epsilon/p) is a 40-bit dyadic below 1), i.e. epsilon >= {}", min_epsilon_display(*precision as f64))]
+    #[error("epsilon {epsilon:?} is too small for sensitivity p = {precision}: epsilon / p must be >= 2^-39 (1 + 2^-10) (about 1.821e-12; alpha = e^(-epsilon/p) rounded up to a 40-bit dyadic must stay below 1), i.e. epsilon >= {}", min_epsilon_display(*precision as f64))]
     EpsilonTooSmall {
         /// The epsilon asked for (of this instance).
         epsilon: f64,
@@ -69,10 +69,11 @@ pub enum IkosSumError {
     },
 }
 
-/// Smallest epsilon / p accepted (2^-38): e^(-x) <= 1 - 2^-38 + 2^-77 for x >= 2^-38, so the
-/// 40-bit alpha (rounded up, [`IkosSum`]) is at most 1 - 2^-39 < 1. Below it alpha would round
-/// to 1 (no noise); the noise would also be far larger than any useful sum.
-pub const MIN_EPS_PER_UNIT: f64 = 1.0 / (1u64 << 38) as f64;
+/// Smallest epsilon / p accepted, 2^-39 (1 + 2^-10) (about 1.821e-12): for x at least this,
+/// 2^40 e^(-x) <= 2^40 (1 - x + x^2/2) <= 2^40 - 2 - 2^-9 + 2^-38, and the f64 `exp` adds at most 2^-13 (one ulp below
+/// 1, times 2^40), so A = floor(f64 e^(-x) 2^40) + 2 <= 2^40 - 1 and alpha = A / 2^40 < 1. Far
+/// below it alpha would round to 1 (no noise); the noise variance there already exceeds 10^23.
+pub const MIN_EPS_PER_UNIT: f64 = (1.0 + 1.0 / 1024.0) / (1u64 << 39) as f64;
 
 /// `MIN_EPS_PER_UNIT * scale` rounded *up* to 4 significant digits, for messages (an epsilon at
 /// least the printed value is accepted).
@@ -588,7 +589,7 @@ mod tests {
             let e = IkosSum::new(10, eps, 20).unwrap_err().to_string();
             assert!(e.starts_with("epsilon must be"), "{eps}: {e}");
         }
-        // epsilon / p below 2^-38 (p = 4 for n = 10): a named, typed refusal with the minimum.
+        // epsilon / p below 2^-39 (1 + 2^-10) (p = 4 for n = 10): a named, typed refusal with the minimum.
         let e = IkosSum::new(10, 1e-13, 20).unwrap_err();
         assert_eq!(
             e,
@@ -597,9 +598,9 @@ mod tests {
                 precision: 4
             }
         );
-        assert!(e.to_string().contains("epsilon >= 1.456e-11"), "{e}");
-        assert!(IkosSum::new(10, 1.456e-11, 20).is_ok());
-        assert!(IkosSum::new(10, 1.455e-11, 20).is_err());
+        assert!(e.to_string().contains("epsilon >= 7.284e-12"), "{e}");
+        assert!(IkosSum::new(10, 7.284e-12, 20).is_ok());
+        assert!(IkosSum::new(10, 7.283e-12, 20).is_err());
         let e = IkosSum::with_options(10, 1.0, 20, 11, None)
             .unwrap_err()
             .to_string();

@@ -58,8 +58,8 @@ pub enum IkosVectorError {
     /// A coordinate instance.
     #[error(transparent)]
     Sum(#[from] IkosSumError),
-    /// The per-coordinate epsilon / p is below [`MIN_EPS_PER_UNIT`] (2^-38).
-    #[error("epsilon {epsilon:?} is too small for n = {users}, d = {dim}: the per-coordinate {per_unit} must be >= 2^-38 (about 3.64e-12: the discrete Laplace parameter alpha is a 40-bit dyadic >= e^(-that) and must stay below 1), i.e. epsilon >= {}", min_epsilon_display(*scale))]
+    /// The per-coordinate epsilon / p is below [`MIN_EPS_PER_UNIT`] (2^-39 (1 + 2^-10)).
+    #[error("epsilon {epsilon:?} is too small for n = {users}, d = {dim}: the per-coordinate {per_unit} must be >= 2^-39 (1 + 2^-10) (about 1.821e-12: the discrete Laplace parameter alpha, e^(-that) rounded up to a 40-bit dyadic, must stay below 1), i.e. epsilon >= {}", min_epsilon_display(*scale))]
     EpsilonTooSmall {
         /// The epsilon of the whole vector.
         epsilon: f64,
@@ -570,17 +570,19 @@ mod tests {
             "value"
         );
         assert_eq!(field(b.estimate(&[]).unwrap_err()), "analyzer states");
-        // eps / (d p) below 2^-38: named refusal with the smallest epsilon accepted.
+        // eps / (d p) below 2^-39 (1 + 2^-10): named refusal with the smallest epsilon accepted.
         let e = IkosVector::unit_box(1_000_000_000_000, 10_000, 0.01, 40).unwrap_err();
         assert!(matches!(e, IkosVectorError::EpsilonTooSmall { .. }), "{e}");
         let msg = e.to_string();
         assert!(
             msg.contains("n = 1000000000000, d = 10000")
                 && msg.contains("p = ceil(sqrt(n)) = 1000000")
-                && msg.contains("epsilon >= 3.638e-2"),
+                && msg.contains("epsilon >= 1.821e-2"),
             "{msg}"
         );
-        assert!(IkosVector::unit_box(1_000_000_000_000, 10_000, 0.03638, 40).is_ok());
+        assert!(IkosVector::unit_box(1_000_000_000_000, 10_000, 0.01821, 40).is_ok());
+        // Just above the old 2^-39 boundary (eps / (d p) = 3.2e-12): accepted.
+        assert!(IkosVector::unit_box(100_000_000_000, 10_000, 0.01, 40).is_ok());
     }
 
     /// Regression: `calibrate ikos-histogram --n 1e8 --domain 100 --eps 1` was refused by the
@@ -606,7 +608,7 @@ mod tests {
     /// Scan of the corners of the parameter space (n 1e2..1e12, d 2..1e4, eps 0.01..10, both
     /// input kinds, and the scalar sum; the full grid is a CLI scan, `docs/multi-message.md`):
     /// every instance is built, or refused with `EpsilonTooSmall` exactly when
-    /// eps / (d p) < 2^-38; no other error, no panic.
+    /// eps / (d p) < 2^-39 (1 + 2^-10); no other error, no panic.
     #[test]
     fn parameter_scan_has_no_internal_errors() {
         for n in [100u64, 100_000_000, 1_000_000_000_000] {

@@ -604,34 +604,22 @@ fn large_n_calibrations_and_tiny_epsilon() {
         "10",
         "--json",
     ]);
-    fails_code(
-        2,
-        &[
-            "calibrate",
-            "ikos-vector",
-            "--n",
-            "1e12",
-            "--d",
-            "10000",
-            "--eps",
-            "0.01",
-        ],
+    let tiny = [
+        "calibrate",
+        "ikos-vector",
+        "--n",
+        "1e12",
+        "--d",
+        "10000",
+        "--eps",
+        "0.01",
+    ];
+    for needle in [
         "--eps 0.01 with --n 1000000000000 --d 10000: epsilon 0.01 is too small",
-    );
-    fails_code(
-        2,
-        &[
-            "calibrate",
-            "ikos-vector",
-            "--n",
-            "1e12",
-            "--d",
-            "10000",
-            "--eps",
-            "0.01",
-        ],
         "epsilon >= 1.821e-2",
-    );
+    ] {
+        fails_code(2, &tiny, needle);
+    }
     fails_code(
         2,
         &[

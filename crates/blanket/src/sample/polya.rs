@@ -203,16 +203,20 @@ mod tests {
             (100, 99, 100),
             (7, 1, 1000),
         ] {
-            let polya = Polya::new(k, num, den).unwrap();
-            let a = num as f64 / den as f64;
-            let r = 1.0 / k as f64;
-            let half = ((60.0 / -a.ln()).ceil() as i64).max(20);
-            let pmf = polya_pmf(r, a, half);
-            let ys: Vec<i64> = (0..200_000)
-                .map(|_| polya.sample(&mut rng) as i64)
-                .collect();
-            check_against_pmf(&ys, &pmf, half, &format!("Polya(1/{k}, {num}/{den})"));
+            check_polya(&Polya::new(k, num, den).unwrap(), &mut rng, "");
         }
+    }
+
+    /// 200k draws of `polya` against the exact pmf of Polya(1/k, a) (`check_against_pmf`).
+    fn check_polya(polya: &Polya, rng: &mut crate::rng::SimulationRng, what: &str) {
+        let (num, den) = polya.a();
+        let k = polya.k();
+        let a = num as f64 / den as f64;
+        let r = 1.0 / k as f64;
+        let half = ((60.0 / -a.ln()).ceil() as i64).max(20);
+        let pmf = polya_pmf(r, a, half);
+        let ys: Vec<i64> = (0..200_000).map(|_| polya.sample(rng) as i64).collect();
+        check_against_pmf(&ys, &pmf, half, &format!("{what}Polya(1/{k}, {num}/{den})"));
     }
 
     /// The thinned path (k (den - num) above the cap) samples the same law: small caps force
@@ -230,19 +234,7 @@ mod tests {
         ] {
             let polya = Polya::with_cap(k, num, den, cap).unwrap();
             assert!(polya.k0 < k, "({k}, {num}/{den}, cap {cap}) not thinned");
-            let a = num as f64 / den as f64;
-            let r = 1.0 / k as f64;
-            let half = ((60.0 / -a.ln()).ceil() as i64).max(20);
-            let pmf = polya_pmf(r, a, half);
-            let ys: Vec<i64> = (0..200_000)
-                .map(|_| polya.sample(&mut rng) as i64)
-                .collect();
-            check_against_pmf(
-                &ys,
-                &pmf,
-                half,
-                &format!("thinned Polya(1/{k}, {num}/{den})"),
-            );
+            check_polya(&polya, &mut rng, "thinned ");
         }
     }
 

@@ -374,3 +374,269 @@ fn calibrate_ikos_histogram_and_vector() {
         "--eps",
     );
 }
+
+/// `simulate ikos-histogram`: d coordinate instances, one uniform shuffle each. The counts
+/// are exact, so the predicted MSE (d discrete Laplace variances) is the exact expected
+/// squared error. One repetition's squared error is a sum of d = 4 squared near-Laplace
+/// errors (relative sd about sqrt(5/4) ~ 1.1), so the mean of 300 has relative sd about
+/// 0.065; we accept 0.75 <= ratio <= 1.25 (almost 4 sd).
+#[test]
+fn simulate_ikos_histogram_matches_prediction() {
+    let v = json(&[
+        "simulate",
+        "ikos-histogram",
+        "--n",
+        "500",
+        "--domain",
+        "4",
+        "--eps",
+        "1",
+        "--sigma",
+        "20",
+        "--reps",
+        "300",
+        "--seed",
+        "11",
+        "--json",
+    ]);
+    for key in [
+        "mse",
+        "mse_ci95",
+        "predicted_mse",
+        "predicted_mse_this_data",
+        "mse_ratio",
+        "seconds",
+        "shuffled",
+        "shuffler",
+        "n",
+        "d",
+        "reps",
+        "seed",
+        "calibration",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["protocol"], "ikos-histogram");
+    assert_eq!(v["n"], 500);
+    assert_eq!(v["d"], 4);
+    assert_eq!(v["shuffler"], "uniform");
+    assert_eq!(v["calibration"]["sigma_per_coordinate"], 22);
+    // 4 discrete Laplace variances at alpha = e^(-1/2) (rounded up by < 2^-39).
+    let a = (-0.5f64).exp();
+    let want = 4.0 * 2.0 * a / ((1.0 - a) * (1.0 - a));
+    let pred = v["predicted_mse"].as_f64().unwrap();
+    assert!((pred - want).abs() < 1e-6 * want, "{pred} vs {want}");
+    let ratio = v["mse_ratio"].as_f64().unwrap();
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "observed / predicted = {ratio}"
+    );
+}
+
+/// `simulate ikos-vector` on a CSV of vectors, resized to n = 200 with replacement:
+/// p = 15, and every coordinate is 0.55 or 0.2, so p x = 8.25 or 3 and the exact rounding
+/// variance for this data is known. Tolerance as above (relative sd about 0.075 for 300
+/// repetitions of a sum of d = 3 squared errors).
+#[test]
+fn simulate_ikos_vector_matches_prediction() {
+    let f = temp_file("ikos-vectors.csv", "0.55,0.2,0.55\n0.55,0.2,0.55\n");
+    let v = json(&[
+        "simulate",
+        "ikos-vector",
+        "--n",
+        "200",
+        "--d",
+        "3",
+        "--eps",
+        "3",
+        "--sigma",
+        "20",
+        "--data",
+        f.to_str().unwrap(),
+        "--reps",
+        "300",
+        "--seed",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(v["protocol"], "ikos-vector");
+    assert_eq!(v["n"], 200);
+    assert_eq!(v["d"], 3);
+    assert_eq!(v["calibration"]["p"], 15);
+    // Two coordinates with f = 0.25 (variance 3/16 per client), one with f = 0 (none).
+    let a = v["calibration"]["predicted_mse"].as_f64().unwrap();
+    let noise = a * 225.0 - 3.0 * 200.0 / 4.0; // d noise variances, encoded units
+    let want = (2.0 * 200.0 * 3.0 / 16.0 + noise) / 225.0;
+    let got = v["predicted_mse_this_data"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9 * want, "{got} vs {want}");
+    assert!(got < v["predicted_mse"].as_f64().unwrap());
+    let ratio = v["mse_ratio"].as_f64().unwrap();
+    assert!(
+        (0.7..=1.3).contains(&ratio),
+        "observed / predicted = {ratio}"
+    );
+}
+
+#[test]
+fn simulate_ikos_vector_and_histogram_bad_input() {
+    let h = |extra: &[&str], needle: &str| {
+        let mut args = vec!["simulate", "ikos-histogram", "--reps", "1"];
+        args.extend_from_slice(extra);
+        fails_code(2, &args, needle);
+    };
+    h(&["--n", "100", "--domain", "1", "--eps", "1"], "--domain");
+    h(
+        &["--n", "100", "--domain", "2000000", "--eps", "1"],
+        "--domain",
+    );
+    h(&["--n", "1", "--domain", "4", "--eps", "1"], "--n");
+    h(&["--n", "100", "--domain", "4", "--eps", "0"], "--eps");
+    h(
+        &["--n", "100", "--domain", "4", "--eps", "1", "--sigma", "0"],
+        "--sigma",
+    );
+    h(
+        &["--n", "100", "--domain", "4", "--eps", "1", "--delta", "2"],
+        "--delta",
+    );
+    // n d m shares beyond what a simulation holds in memory.
+    h(&["--n", "2e6", "--domain", "200", "--eps", "1"], "--n");
+    h(
+        &[
+            "--n",
+            "100",
+            "--domain",
+            "4",
+            "--eps",
+            "1",
+            "--shuffler",
+            "alternating",
+        ],
+        "--shuffler alternating",
+    );
+    let bad = temp_file("ikos-bad-cat.csv", "0\n1\n7\n");
+    h(
+        &[
+            "--domain",
+            "4",
+            "--eps",
+            "1",
+            "--data",
+            bad.to_str().unwrap(),
+        ],
+        "--data",
+    );
+    let v = |extra: &[&str], needle: &str| {
+        let mut args = vec!["simulate", "ikos-vector", "--reps", "1"];
+        args.extend_from_slice(extra);
+        fails_code(2, &args, needle);
+    };
+    v(&["--n", "100", "--d", "0", "--eps", "1"], "--d");
+    v(&["--n", "100", "--d", "2000000", "--eps", "1"], "--d");
+    v(&["--n", "100", "--d", "2", "--eps", "-1"], "--eps");
+    v(&["--n", "1e7", "--d", "100", "--eps", "1"], "--n");
+    v(
+        &[
+            "--n",
+            "100",
+            "--d",
+            "2",
+            "--eps",
+            "1",
+            "--shuffler",
+            "alternating",
+        ],
+        "--shuffler alternating",
+    );
+    let bad = temp_file("ikos-bad-vec.csv", "0.5,0.5\n0.5,1.5\n");
+    v(
+        &["--d", "2", "--eps", "1", "--data", bad.to_str().unwrap()],
+        "--data",
+    );
+    let short = temp_file("ikos-short-vec.csv", "0.5,0.5\n0.5\n");
+    v(
+        &["--d", "2", "--eps", "1", "--data", short.to_str().unwrap()],
+        "--data",
+    );
+}
+
+/// Regression: `calibrate ikos-histogram --n 1e8 --domain 100 --eps 1` failed with the Polya
+/// sampler's internal message (n (2^40 - A) >= 2^64); large n is now sampled exactly by
+/// thinning. An epsilon too small for the 40-bit alpha (eps / (d p) < 2^-39 (1 + 2^-10)) is refused up
+/// front, naming --eps, --n and the dimension flag and printing the smallest epsilon accepted.
+#[test]
+fn large_n_calibrations_and_tiny_epsilon() {
+    let v = json(&[
+        "calibrate",
+        "ikos-histogram",
+        "--n",
+        "1e8",
+        "--domain",
+        "100",
+        "--eps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(v["p"], 1);
+    assert_eq!(v["d"], 100);
+    let eps = v["eps"].as_f64().unwrap();
+    assert_eq!(eps, 1.0);
+    assert!(v["m"].as_u64().unwrap() >= 2, "{v}");
+    for (cmd, dim_flag) in [("ikos-histogram", "--domain"), ("ikos-vector", "--d")] {
+        json(&[
+            "calibrate",
+            cmd,
+            "--n",
+            "1e12",
+            dim_flag,
+            "10000",
+            "--eps",
+            "10",
+            "--json",
+        ]);
+    }
+    json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "1e12",
+        "--eps",
+        "10",
+        "--json",
+    ]);
+    let tiny = [
+        "calibrate",
+        "ikos-vector",
+        "--n",
+        "1e12",
+        "--d",
+        "10000",
+        "--eps",
+        "0.01",
+    ];
+    for needle in [
+        "--eps 0.01 with --n 1000000000000 --d 10000: epsilon 0.01 is too small",
+        "epsilon >= 1.821e-2",
+    ] {
+        fails_code(2, &tiny, needle);
+    }
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-histogram",
+            "--n",
+            "100",
+            "--domain",
+            "4",
+            "--eps",
+            "1e-12",
+        ],
+        "--eps 1e-12 with --n 100 --domain 4",
+    );
+    fails_code(
+        2,
+        &["calibrate", "ikos-sum", "--n", "100", "--eps", "1e-12"],
+        "--eps 1e-12 with --n 100: epsilon 1e-12 is too small for sensitivity p = 10",
+    );
+}

@@ -24,6 +24,9 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Why `--shuffler alternating` is refused by the IKOS simulations (exit code 2).
+pub const ALTERNATING_REFUSED: &str = "--shuffler alternating: IKOS over the alternating shuffler A^2_pi has no established guarantee in blanket yet (m_required is proved for one uniform shuffle of all n m shares; the row-then-column argument of spec 04 is incomplete, see docs/multi-message.md); use --shuffler uniform";
+
 /// The security parameter: `--sigma S`, or `--delta D` (the smallest sigma with
 /// (1 + e^eps) 2^-sigma <= D).
 #[derive(Args, Debug, Clone)]
@@ -86,6 +89,9 @@ pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
                 "--sigma {sigma}: {e} (lower --sigma or raise --delta)"
             )))
         }
+        e @ IkosSumError::EpsilonTooSmall { .. } => anyhow::Error::new(crate::exit::Usage(
+            format!("--eps {} with --n {n}: {e}", echo(eps)),
+        )),
         e => anyhow::Error::new(crate::exit::Usage(format!("--eps {}: {e}", echo(eps)))),
     })
 }
@@ -187,6 +193,13 @@ pub struct SimIkosArgs {
     /// normalized to [0, 1]).
     #[arg(long)]
     pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: SimIkosRunArgs,
+}
+
+/// Options of every IKOS simulation (`simulate ikos-sum|ikos-histogram|ikos-vector`).
+#[derive(Args)]
+pub struct SimIkosRunArgs {
     /// The shuffler: `uniform` (alternating is refused: no established guarantee).
     #[arg(long, value_enum, default_value_t)]
     pub shuffler: IkosShuffler,
@@ -327,15 +340,13 @@ pub(super) fn prepared(users: &Users<f64>) -> Result<(Vec<UnitValue>, f64)> {
 
 /// Runs `simulate ikos-sum`.
 pub fn simulate(a: &SimIkosArgs) -> Result<()> {
-    if a.shuffler == IkosShuffler::Alternating {
-        usage_bail!(
-            "--shuffler alternating: the IKOS sum over the alternating shuffler A^2_pi has no established guarantee in blanket yet (m_required is proved for one uniform shuffle of all n m shares; the row-then-column argument of spec 04 is incomplete, see docs/multi-message.md); use --shuffler uniform"
-        );
+    if a.run.shuffler == IkosShuffler::Alternating {
+        usage_bail!("{ALTERNATING_REFUSED}");
     }
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
     let n_arg = a.n.map(|n| n as usize);
-    let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.seed)?;
+    let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.run.seed)?;
     let n = users.len() as u64;
     if a.n.is_none() && !(2..=MAX_USERS).contains(&n) {
         usage_bail!(
@@ -347,11 +358,11 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     check_simulated_shares(n, p.ikos().shares())?;
     let (values, truth) = prepared(&users)?;
     let start = Instant::now();
-    let pb = progress(u64::from(a.reps), "ikos sum", a.json);
-    let mut sq = Vec::with_capacity(a.reps as usize);
+    let pb = progress(u64::from(a.run.reps), "ikos sum", a.run.json);
+    let mut sq = Vec::with_capacity(a.run.reps as usize);
     let mut first = None;
-    for rep in 0..a.reps {
-        let est = ikos_repetition(&p, &values, &users, a.seed, rep)?;
+    for rep in 0..a.run.reps {
+        let est = ikos_repetition(&p, &values, &users, a.run.seed, rep)?;
         sq.push((est - truth).powi(2));
         first.get_or_insert(est);
         pb.inc(1);
@@ -363,8 +374,8 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     let report = IkosSimulation {
         protocol: "ikos-sum",
         n,
-        reps: a.reps,
-        seed: a.seed,
+        reps: a.run.reps,
+        seed: a.run.seed,
         mse,
         mse_ci95: ci,
         predicted_mse: cal.predicted_mse,
@@ -377,7 +388,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         data: prov,
         calibration: cal,
     };
-    if a.json {
+    if a.run.json {
         return print_json(&report);
     }
     report.calibration.print(false)?;

@@ -1,19 +1,28 @@
 //! `calibrate ikos-histogram` and `calibrate ikos-vector`: d coordinate instances of the IKOS
 //! DP sum (`blanket::protocol::ikos_vector`, `docs/multi-message.md`, "Vector sums and
 //! histograms"). Like `calibrate ikos-sum` there is no gamma to search: the command prints
-//! the protocol's own report.
+//! the protocol's own report. `simulate ikos-histogram` and `simulate ikos-vector` run the
+//! protocol end to end (each coordinate's n m shares through their own uniform shuffle) and
+//! compare the observed error with the prediction, like `simulate ikos-sum`.
 
-use super::ikos::{check_eps, element_bytes, SigmaArgs};
+use super::common::{mean_ci, progress};
+use super::ikos::{check_eps, element_bytes, IkosShuffler, SigmaArgs, SimIkosRunArgs};
+use crate::data::Provenance;
 use crate::output::{echo, kv_table, num, print_json, up};
 use crate::usage_bail;
 use anyhow::Result;
 use blanket::params::ParamError;
 use blanket::protocol::ikos::MAX_USERS;
+use blanket::protocol::ikos_vector::MAX_DIM;
 use blanket::protocol::{
     IkosError, IkosSumError, IkosVector, IkosVectorError, IkosVectorReport, VectorInput,
 };
+use blanket::rng::simulation_stream;
+use blanket::shuffle::{Shuffler, UniformShuffler};
 use clap::Args;
 use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// Arguments of `calibrate ikos-histogram`.
 #[derive(Args)]
@@ -181,6 +190,9 @@ fn build(
             | IkosVectorError::Sum(IkosSumError::Ikos(IkosError::NoShareCount { .. })) => {
                 "--sigma".into()
             }
+            IkosVectorError::EpsilonTooSmall { .. } => {
+                format!("--eps {} with --n {n} {dim_flag} {d}", echo(eps))
+            }
             _ => format!("--eps {}", echo(eps)),
         };
         anyhow::Error::new(crate::exit::Usage(format!("{flag}: {e}")))
@@ -208,4 +220,374 @@ pub fn calibrate_vector(a: &CalibrateIkosVectorArgs) -> Result<()> {
     let sigma = a.sigma.sigma(eps)?;
     let v = build(VectorInput::UnitBox, a.n as u64, a.d, "--d", eps, sigma)?;
     IkosVectorCalibration::of(&v.report()).print(a.json)
+}
+
+/// Arguments of `simulate ikos-histogram`.
+#[derive(Args)]
+pub struct SimIkosHistogramArgs {
+    /// Number of clients, 2 to 10^12, with n d m shares at most 2^28 in memory (default: the
+    /// number of data rows).
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
+    pub n: Option<f64>,
+    /// Number of categories d (2 to 2^20); each client holds one.
+    #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
+    pub domain: u64,
+    /// Target epsilon of the whole histogram (> 0, natural log).
+    #[arg(long, allow_hyphen_values = true)]
+    pub eps: f64,
+    #[command(flatten)]
+    pub sigma: SigmaArgs,
+    /// CSV file with one category in {0..d-1} per row (default: the embedded ECG signal,
+    /// quantized into d bins).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: SimIkosRunArgs,
+}
+
+/// Arguments of `simulate ikos-vector`.
+#[derive(Args)]
+pub struct SimIkosVectorArgs {
+    /// Number of clients, 2 to 10^12, with n d m shares at most 2^28 in memory (default: the
+    /// number of data vectors).
+    #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
+    pub n: Option<f64>,
+    /// Dimension d (1 to 2^20); each client holds a vector in [0, 1]^d.
+    #[arg(long, default_value_t = 100, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
+    pub d: u64,
+    /// Target epsilon of the whole vector (> 0, natural log).
+    #[arg(long, allow_hyphen_values = true)]
+    pub eps: f64,
+    #[command(flatten)]
+    pub sigma: SigmaArgs,
+    /// The vectors, as in `simulate vector-sum`: `ecg-beats`, `ecg-windows`, or a CSV file
+    /// with one vector of d values in [0, 1] per row.
+    #[arg(long, default_value = "ecg-windows")]
+    pub data: String,
+    #[command(flatten)]
+    pub run: SimIkosRunArgs,
+}
+
+/// What `simulate ikos-histogram` and `simulate ikos-vector` print (JSON keys are a
+/// contract).
+#[derive(Serialize)]
+pub struct IkosVectorSimulation {
+    /// Protocol name: `ikos-histogram` or `ikos-vector`.
+    pub protocol: &'static str,
+    /// Clients.
+    pub n: u64,
+    /// Dimension (categories for a histogram).
+    pub d: usize,
+    /// Repetitions.
+    pub reps: u32,
+    /// Seed.
+    pub seed: u64,
+    /// Observed squared error of the estimated vector (summed over the d coordinates),
+    /// averaged over repetitions.
+    pub mse: f64,
+    /// Half-width of the 95% confidence interval of `mse`.
+    pub mse_ci95: f64,
+    /// Predicted MSE for any data (histogram: exact; vector: upper bound, rounding <= 1/4
+    /// per client and coordinate).
+    pub predicted_mse: f64,
+    /// Predicted MSE for this data (exact rounding variance sum_i f(1 - f) per coordinate,
+    /// f the fractional part of p x; equal to `predicted_mse` for a histogram).
+    pub predicted_mse_this_data: f64,
+    /// `mse` over `predicted_mse_this_data`.
+    pub mse_ratio: f64,
+    /// What the errors measure.
+    pub mse_meaning: &'static str,
+    /// Wall-clock seconds (all repetitions).
+    pub seconds: f64,
+    /// Whether the shares were shuffled (always: one uniform shuffle per coordinate).
+    pub shuffled: bool,
+    /// The shuffler.
+    pub shuffler: &'static str,
+    /// Largest |estimate - truth| over the coordinates, first repetition.
+    pub first_max_abs_error: f64,
+    /// Where the data came from.
+    pub data: Provenance,
+    /// The parameters the simulation ran with.
+    pub calibration: IkosVectorCalibration,
+}
+
+/// The refusal of `--shuffler alternating` (shared with `simulate ikos-sum`).
+fn refuse_alternating(s: IkosShuffler) -> Result<()> {
+    if s == IkosShuffler::Alternating {
+        usage_bail!("{}", super::ikos::ALTERNATING_REFUSED);
+    }
+    Ok(())
+}
+
+/// A simulation holds every client's d m shares in memory: n d m at most
+/// [`blanket::simulate::MAX_SHUFFLED_MESSAGES`].
+fn check_memory(n: u64, v: &IkosVector, dim_flag: &str) -> Result<()> {
+    let limit = blanket::simulate::MAX_SHUFFLED_MESSAGES;
+    let m = u64::from(v.coordinate().ikos().shares());
+    let total = n.saturating_mul(v.dim() as u64).saturating_mul(m);
+    if total > limit {
+        usage_bail!(
+            "--n {n} with {dim_flag} {}: the simulation would hold n d m = {total} shares (m = {m}) in memory, more than {limit}; lower --n or {dim_flag} (calibrate has no such limit)",
+            v.dim()
+        );
+    }
+    Ok(())
+}
+
+/// A bad value or row in a data file is a bad input (exit code 2, naming `--data`).
+fn data_usage<T>(source: &str, r: Result<T>) -> Result<T> {
+    use blanket_data::table::DataError;
+    r.map_err(|e| {
+        let bad = e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<DataError>(),
+                Some(DataError::BadValue { .. } | DataError::WrongLength { .. })
+            )
+        });
+        if bad {
+            anyhow::Error::new(crate::exit::Usage(format!(
+                "--data {source}: {}",
+                crate::exit::render(&e)
+            )))
+        } else {
+            e.context(format!("--data {source}"))
+        }
+    })
+}
+
+/// One repetition: client i randomizes with its own SimulationRng stream (seed, repetition,
+/// client) through the public client API (`shares(i, rng)`: d groups of m shares); each
+/// coordinate's n m shares go through their own uniform shuffle into their own analyzer
+/// state; returns the d estimates.
+fn repetition<F>(v: &IkosVector, n: usize, seed: u64, rep: u32, shares: F) -> Result<Vec<f64>>
+where
+    F: Fn(usize, &mut blanket::rng::SimulationRng) -> Result<Vec<Vec<u64>>> + Sync,
+{
+    use blanket::analyzer::Aggregator;
+    use rayon::prelude::*;
+    let d = v.dim();
+    let m = v.coordinate().ikos().shares() as usize;
+    let mut all = vec![0u64; n * d * m];
+    all.par_chunks_mut(d * m)
+        .enumerate()
+        .try_for_each(|(i, out)| -> Result<()> {
+            let mut rng = simulation_stream(seed, (u64::from(rep) << 32) | i as u64);
+            for (j, s) in shares(i, &mut rng)?.iter().enumerate() {
+                out[j * m..(j + 1) * m].copy_from_slice(s);
+            }
+            Ok(())
+        })?;
+    let mut states = v.analyzers();
+    let mut instance = vec![0u64; n * m];
+    for (j, state) in states.iter_mut().enumerate() {
+        for (i, dst) in instance.chunks_mut(m).enumerate() {
+            dst.copy_from_slice(&all[i * d * m + j * m..][..m]);
+        }
+        // Shuffle streams count down from u64::MAX (client streams count up from rep << 32).
+        let stream = u64::MAX - ((u64::from(rep) << 21) | j as u64);
+        UniformShuffler.shuffle(&mut instance, &mut simulation_stream(seed, stream));
+        state.absorb_all(&instance)?;
+    }
+    Ok(v.estimate(&states)?)
+}
+
+/// Runs the repetitions and assembles the report.
+#[allow(clippy::too_many_arguments)]
+fn run_reps<F>(
+    v: &IkosVector,
+    n: u64,
+    truth: &[f64],
+    predicted_this_data: f64,
+    prov: Provenance,
+    run: &SimIkosRunArgs,
+    mse_meaning: &'static str,
+    shares: F,
+) -> Result<IkosVectorSimulation>
+where
+    F: Fn(usize, &mut blanket::rng::SimulationRng) -> Result<Vec<Vec<u64>>> + Sync,
+{
+    let start = Instant::now();
+    let pb = progress(u64::from(run.reps), "ikos vector", run.json);
+    let mut sq = Vec::with_capacity(run.reps as usize);
+    let mut first = None;
+    for rep in 0..run.reps {
+        let est = repetition(v, n as usize, run.seed, rep, &shares)?;
+        let err: Vec<f64> = est.iter().zip(truth).map(|(e, t)| e - t).collect();
+        sq.push(err.iter().map(|e| e * e).sum::<f64>());
+        first.get_or_insert_with(|| err.iter().fold(0f64, |a, e| a.max(e.abs())));
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let (mse, ci) = mean_ci(&sq);
+    let cal = IkosVectorCalibration::of(&v.report());
+    Ok(IkosVectorSimulation {
+        protocol: cal.protocol,
+        n,
+        d: v.dim(),
+        reps: run.reps,
+        seed: run.seed,
+        mse,
+        mse_ci95: ci,
+        predicted_mse: cal.predicted_mse,
+        predicted_mse_this_data: predicted_this_data,
+        mse_ratio: mse / predicted_this_data,
+        mse_meaning,
+        seconds,
+        shuffled: true,
+        shuffler: "uniform",
+        first_max_abs_error: first.unwrap_or(f64::NAN),
+        data: prov,
+        calibration: cal,
+    })
+}
+
+impl IkosVectorSimulation {
+    fn print(&self, json: bool) -> Result<()> {
+        if json {
+            return print_json(self);
+        }
+        self.calibration.print(false)?;
+        println!();
+        let rows = vec![
+            (
+                "data",
+                format!("{} ({})", self.data.source, self.data.selection),
+            ),
+            ("repetitions", format!("{} (seed {})", self.reps, self.seed)),
+            (
+                "observed MSE",
+                if self.mse_ci95.is_finite() {
+                    format!("{} ± {}", num(self.mse), num(self.mse_ci95))
+                } else {
+                    format!("{} (one repetition: no confidence interval)", num(self.mse))
+                },
+            ),
+            (
+                "predicted MSE (this data)",
+                num(self.predicted_mse_this_data),
+            ),
+            ("observed / predicted", format!("{:.3}", self.mse_ratio)),
+            ("predicted MSE (any data)", num(self.predicted_mse)),
+            (
+                "max |error| (first repetition)",
+                num(self.first_max_abs_error),
+            ),
+            (
+                "shuffler",
+                "uniform (one shuffle per coordinate of its n m shares)".into(),
+            ),
+            ("seconds", format!("{:.3}", self.seconds)),
+        ];
+        println!("{}", kv_table("Simulation", &rows));
+        println!("MSE: {}", self.mse_meaning);
+        Ok(())
+    }
+}
+
+/// Runs `simulate ikos-histogram`.
+pub fn simulate_histogram(a: &SimIkosHistogramArgs) -> Result<()> {
+    refuse_alternating(a.run.shuffler)?;
+    let eps = check_eps(a.eps)?;
+    let sigma = a.sigma.sigma(eps)?;
+    let dim = u32::try_from(a.domain)
+        .ok()
+        .filter(|d| (2..=MAX_DIM as u32).contains(d));
+    let Some(dim) = dim else {
+        usage_bail!(
+            "--domain must be an integer from 2 to {MAX_DIM}, got {}",
+            a.domain
+        );
+    };
+    let n_arg = a.n.map(|n| n as usize);
+    let source = a
+        .data
+        .as_ref()
+        .map_or_else(|| "(embedded)".to_string(), |p| p.display().to_string());
+    let (users, prov) = data_usage(
+        &source,
+        crate::data::categories(
+            a.data.as_deref(),
+            dim,
+            n_arg,
+            a.run.seed,
+            crate::data::Header::Auto,
+        ),
+    )?;
+    let n = users.len() as u64;
+    let v = build(
+        VectorInput::Histogram,
+        n,
+        u64::from(dim),
+        "--domain",
+        eps,
+        sigma,
+    )?;
+    check_memory(n, &v, "--domain")?;
+    let mut truth = vec![0f64; dim as usize];
+    for (&b, &c) in users.rows.iter().zip(&users.multiplicities()) {
+        truth[b as usize] += c as f64;
+    }
+    let predicted = v.report().predicted_mse;
+    let report = run_reps(
+        &v,
+        n,
+        &truth,
+        predicted,
+        prov,
+        &a.run,
+        "squared error of the estimated counts, summed over the d categories (divide by n^2 for frequencies)",
+        |i, rng| {
+            let b = users.rows[users.pick.row(i as u64)] as usize;
+            Ok(v.randomize_bucket_simulated(b, rng)?)
+        },
+    )?;
+    report.print(a.run.json)
+}
+
+/// Runs `simulate ikos-vector`.
+pub fn simulate_vector(a: &SimIkosVectorArgs) -> Result<()> {
+    refuse_alternating(a.run.shuffler)?;
+    let eps = check_eps(a.eps)?;
+    let sigma = a.sigma.sigma(eps)?;
+    if !(1..=MAX_DIM as u64).contains(&a.d) {
+        usage_bail!("--d must be an integer from 1 to {MAX_DIM}, got {}", a.d);
+    }
+    let n_arg = a.n.map(|n| n as usize);
+    let (rows, pick, prov) = data_usage(
+        &a.data,
+        super::simulate::vector_rows(&a.data, a.d, n_arg, a.run.seed, crate::data::Header::Auto),
+    )?;
+    let n = pick.users();
+    let v = build(VectorInput::UnitBox, n, a.d, "--d", eps, sigma)?;
+    check_memory(n, &v, "--d")?;
+    let d = v.dim();
+    let p = f64::from(v.coordinate().precision());
+    let counts = crate::data::multiplicities(&pick, rows.len());
+    let mut truth = vec![0f64; d];
+    let mut rounding = 0f64;
+    for (r, &c) in rows.rows().zip(&counts) {
+        for (t, x) in truth.iter_mut().zip(r) {
+            let x = x.get();
+            let f = (p * x).fract();
+            *t += c as f64 * x;
+            rounding += c as f64 * f * (1.0 - f);
+        }
+    }
+    let noise = d as f64 * v.report().coordinate.noise_variance;
+    let predicted = (rounding + noise) / (p * p);
+    let report = run_reps(
+        &v,
+        n,
+        &truth,
+        predicted,
+        prov,
+        &a.run,
+        "squared error of the estimated coordinate sums, summed over the d coordinates (divide by n^2 for the mean vector)",
+        |i, rng| {
+            let x: Vec<f64> = rows.row(pick.row(i as u64)).iter().map(|x| x.get()).collect();
+            Ok(v.randomize_vector_simulated(&x, rng)?)
+        },
+    )?;
+    report.print(a.run.json)
 }

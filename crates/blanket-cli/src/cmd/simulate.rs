@@ -32,6 +32,12 @@ pub enum SimulateCommand {
     /// DP sum of reals in [0, 1] over split-and-mix (IKOS): m shares per client, one uniform
     /// shuffle of all shares.
     IkosSum(super::ikos::SimIkosArgs),
+    /// DP histogram over split-and-mix (IKOS): d coordinate instances, one uniform shuffle
+    /// per coordinate.
+    IkosHistogram(super::ikos_vector::SimIkosHistogramArgs),
+    /// DP sum of vectors in [0, 1]^d over split-and-mix (IKOS): d coordinate instances, one
+    /// uniform shuffle per coordinate.
+    IkosVector(super::ikos_vector::SimIkosVectorArgs),
     /// Item frequencies by sampling and secret sharing (DPCS, DPDS, DPDG, TSS, TSS').
     Frequency(super::frequency::SimFrequencyArgs),
 }
@@ -246,6 +252,8 @@ impl SimulationReport {
 pub fn run(cmd: &SimulateCommand) -> Result<()> {
     match cmd {
         SimulateCommand::IkosSum(a) => super::ikos::simulate(a),
+        SimulateCommand::IkosHistogram(a) => super::ikos_vector::simulate_histogram(a),
+        SimulateCommand::IkosVector(a) => super::ikos_vector::simulate_vector(a),
         SimulateCommand::Frequency(a) => super::frequency::simulate(a),
         SimulateCommand::Histogram(a) => {
             let m = DomainSize::new(a.domain)?;

@@ -50,6 +50,15 @@ pub enum IkosSumError {
         /// The smallest admissible q.
         required: u128,
     },
+    /// epsilon / p below [`MIN_EPS_PER_UNIT`]: alpha = e^(-epsilon/p) would round to 1 on
+    /// [`ALPHA_BITS`] bits.
+    #[error("epsilon {epsilon:?} is too small for sensitivity p = {precision}: epsilon / p must be >= 2^-39 (1 + 2^-10) (about 1.821e-12; alpha = e^(-epsilon/p) rounded up to a 40-bit dyadic must stay below 1), i.e. epsilon >= {}", min_epsilon_display(*precision as f64))]
+    EpsilonTooSmall {
+        /// The epsilon asked for (of this instance).
+        epsilon: f64,
+        /// The sensitivity p.
+        precision: u64,
+    },
     /// A sum from a different modulus.
     #[error("analyzer modulus {got} differs from the protocol's {expected}")]
     ModulusMismatch {
@@ -58,6 +67,21 @@ pub enum IkosSumError {
         /// The analyzer's q.
         got: u128,
     },
+}
+
+/// Smallest epsilon / p accepted, 2^-39 (1 + 2^-10) (about 1.821e-12): for x at least this,
+/// 2^40 e^(-x) <= 2^40 (1 - x + x^2/2) <= 2^40 - 2 - 2^-9 + 2^-38, and the f64 `exp` adds at most 2^-13 (one ulp below
+/// 1, times 2^40), so A = floor(f64 e^(-x) 2^40) + 2 <= 2^40 - 1 and alpha = A / 2^40 < 1. Far
+/// below it alpha would round to 1 (no noise); the noise variance there already exceeds 10^23.
+pub const MIN_EPS_PER_UNIT: f64 = (1.0 + 1.0 / 1024.0) / (1u64 << 39) as f64;
+
+/// `MIN_EPS_PER_UNIT * scale` rounded *up* to 4 significant digits, for messages (an epsilon at
+/// least the printed value is accepted).
+pub fn min_epsilon_display(scale: f64) -> String {
+    let m = MIN_EPS_PER_UNIT * scale * (1.0 + 1e-12);
+    let exp = m.log10().floor();
+    let mant = (m / 10f64.powf(exp) * 1000.0).ceil() / 1000.0;
+    format!("{mant:.3}e{}", exp as i32)
 }
 
 fn out_of_range(field: &'static str, allowed: &'static str, value: impl ToString) -> IkosSumError {
@@ -180,6 +204,12 @@ impl IkosSum {
             return Err(out_of_range("epsilon", "a finite number > 0", epsilon));
         }
         let precision = Precision::new(p)?;
+        if epsilon / (p as f64) < MIN_EPS_PER_UNIT {
+            return Err(IkosSumError::EpsilonTooSmall {
+                epsilon,
+                precision: p,
+            });
+        }
         // alpha = A / 2^40 >= e^(-eps/p): floor(f64 value * 2^40) + 2. The f64 exp is off by
         // far less than 2^-40, so A / 2^40 > e^(-eps/p) (alpha rounded up: more noise).
         let scale = (1u64 << ALPHA_BITS) as f64;
@@ -555,10 +585,22 @@ mod tests {
         let e = IkosSum::new(0, 1.0, 20).unwrap_err().to_string();
         assert!(e.contains("users n"), "{e}");
         assert!(IkosSum::new(MAX_USERS + 1, 1.0, 20).is_err());
-        for eps in [0.0, -1.0, f64::INFINITY, f64::NAN, 1e-13] {
+        for eps in [0.0, -1.0, f64::INFINITY, f64::NAN] {
             let e = IkosSum::new(10, eps, 20).unwrap_err().to_string();
             assert!(e.starts_with("epsilon must be"), "{eps}: {e}");
         }
+        // epsilon / p below 2^-39 (1 + 2^-10) (p = 4 for n = 10): a named, typed refusal with the minimum.
+        let e = IkosSum::new(10, 1e-13, 20).unwrap_err();
+        assert_eq!(
+            e,
+            IkosSumError::EpsilonTooSmall {
+                epsilon: 1e-13,
+                precision: 4
+            }
+        );
+        assert!(e.to_string().contains("epsilon >= 7.284e-12"), "{e}");
+        assert!(IkosSum::new(10, 7.284e-12, 20).is_ok());
+        assert!(IkosSum::new(10, 7.283e-12, 20).is_err());
         let e = IkosSum::with_options(10, 1.0, 20, 11, None)
             .unwrap_err()
             .to_string();

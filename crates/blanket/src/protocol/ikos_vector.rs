@@ -31,7 +31,9 @@ use crate::analyzer::ModularSum;
 use crate::encode::randomized_round;
 use crate::params::{ParamError, Precision, UnitValue};
 use crate::protocol::ikos::MAX_SIGMA;
-use crate::protocol::ikos_sum::{IkosSum, IkosSumError, IkosSumReport};
+use crate::protocol::ikos_sum::{
+    min_epsilon_display, IkosSum, IkosSumError, IkosSumReport, MIN_EPS_PER_UNIT,
+};
 use crate::rng::{SecureRng, SimulationRng};
 
 /// Largest dimension d.
@@ -56,6 +58,20 @@ pub enum IkosVectorError {
     /// A coordinate instance.
     #[error(transparent)]
     Sum(#[from] IkosSumError),
+    /// The per-coordinate epsilon / p is below [`MIN_EPS_PER_UNIT`] (2^-39 (1 + 2^-10)).
+    #[error("epsilon {epsilon:?} is too small for n = {users}, d = {dim}: the per-coordinate {per_unit} must be >= 2^-39 (1 + 2^-10) (about 1.821e-12: the discrete Laplace parameter alpha, e^(-that) rounded up to a 40-bit dyadic, must stay below 1), i.e. epsilon >= {}", min_epsilon_display(*scale))]
+    EpsilonTooSmall {
+        /// The epsilon of the whole vector.
+        epsilon: f64,
+        /// Clients n.
+        users: u64,
+        /// Dimension d.
+        dim: usize,
+        /// "epsilon / 2" or "epsilon / (d p), p = ceil(sqrt(n)) = ..".
+        per_unit: String,
+        /// epsilon / per-unit parameter (2, or d p).
+        scale: f64,
+    },
 }
 
 fn out_of_range(
@@ -181,6 +197,22 @@ impl IkosVector {
                 (p, epsilon / dim as f64)
             }
         };
+        let scale = match input {
+            VectorInput::Histogram => 2.0,
+            VectorInput::UnitBox => dim as f64 * p as f64,
+        };
+        if eps_coord / (p.max(1) as f64) < MIN_EPS_PER_UNIT {
+            return Err(IkosVectorError::EpsilonTooSmall {
+                epsilon,
+                users,
+                dim,
+                per_unit: match input {
+                    VectorInput::Histogram => "epsilon / 2".into(),
+                    VectorInput::UnitBox => format!("epsilon / (d p), p = ceil(sqrt(n)) = {p},"),
+                },
+                scale,
+            });
+        }
         let coord = IkosSum::with_precision(users, p.max(1), eps_coord, sigma_coord, users, None)?;
         Ok(Self {
             input,
@@ -538,5 +570,66 @@ mod tests {
             "value"
         );
         assert_eq!(field(b.estimate(&[]).unwrap_err()), "analyzer states");
+        // eps / (d p) below 2^-39 (1 + 2^-10): named refusal with the smallest epsilon accepted.
+        let e = IkosVector::unit_box(1_000_000_000_000, 10_000, 0.01, 40).unwrap_err();
+        assert!(matches!(e, IkosVectorError::EpsilonTooSmall { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("n = 1000000000000, d = 10000")
+                && msg.contains("p = ceil(sqrt(n)) = 1000000")
+                && msg.contains("epsilon >= 1.821e-2"),
+            "{msg}"
+        );
+        assert!(IkosVector::unit_box(1_000_000_000_000, 10_000, 0.01821, 40).is_ok());
+        // Just above the old 2^-39 boundary (eps / (d p) = 3.2e-12): accepted.
+        assert!(IkosVector::unit_box(100_000_000_000, 10_000, 0.01, 40).is_ok());
+    }
+
+    /// Regression: `calibrate ikos-histogram --n 1e8 --domain 100 --eps 1` was refused by the
+    /// Polya sampler (n (2^40 - A) >= 2^64 for alpha = e^(-1/2)); the large-k sampler thins.
+    /// The noise is still exactly Polya(1/n, alpha) for the alpha the report certifies.
+    #[test]
+    fn large_n_histogram_is_supported() {
+        let v = IkosVector::histogram(100_000_000, 100, 1.0, 40).unwrap();
+        let r = v.report();
+        let c = &r.coordinate;
+        assert_eq!(c.precision, 1);
+        // Sensitivity 2 per bucket change: 2 ln(1/alpha) <= eps = 1.
+        assert!(
+            c.epsilon_realized <= 0.5 && c.epsilon_realized > 0.49999,
+            "{c:?}"
+        );
+        let noise = v.coordinate().noise();
+        assert_eq!(noise.k(), 100_000_000);
+        let (num, den) = noise.a();
+        assert_eq!(num as f64 / den as f64, v.coordinate().alpha());
+    }
+
+    /// Scan of the corners of the parameter space (n 1e2..1e12, d 2..1e4, eps 0.01..10, both
+    /// input kinds, and the scalar sum; the full grid is a CLI scan, `docs/multi-message.md`):
+    /// every instance is built, or refused with `EpsilonTooSmall` exactly when
+    /// eps / (d p) < 2^-39 (1 + 2^-10); no other error, no panic.
+    #[test]
+    fn parameter_scan_has_no_internal_errors() {
+        for n in [100u64, 100_000_000, 1_000_000_000_000] {
+            for eps in [0.01, 10.0] {
+                if let Err(e) = IkosSum::new(n, eps, 40) {
+                    panic!("sum n={n} eps={eps}: {e}");
+                }
+                for d in [2usize, 10_000] {
+                    if let Err(e) = IkosVector::histogram(n, d, eps, 40) {
+                        panic!("histogram n={n} d={d} eps={eps}: {e}");
+                    }
+                    let p = (n as f64).sqrt().ceil();
+                    match IkosVector::unit_box(n, d, eps, 40) {
+                        Ok(_) => assert!(eps / d as f64 / p >= MIN_EPS_PER_UNIT),
+                        Err(IkosVectorError::EpsilonTooSmall { .. }) => {
+                            assert!(eps / d as f64 / p < MIN_EPS_PER_UNIT)
+                        }
+                        Err(e) => panic!("box n={n} d={d} eps={eps}: {e}"),
+                    }
+                }
+            }
+        }
     }
 }

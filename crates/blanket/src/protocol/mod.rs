@@ -3,6 +3,8 @@
 pub mod frequency;
 pub mod histogram;
 pub mod ikos;
+#[cfg(test)]
+mod ikos_alternating;
 pub mod ikos_bound;
 pub mod ikos_sum;
 pub mod ikos_vector;

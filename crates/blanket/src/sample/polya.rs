@@ -16,6 +16,14 @@
 //! thinning (marking) theorem the kept points form a Poisson process with intensity
 //! r a^j / j, so the sum of their positions is exactly Polya(r, a).
 //!
+//! Large k (Lambda = num / (k (den - num)) with k (den - num) >= 2^64, e.g. k = n = 10^8
+//! clients): Lambda's denominator would not fit the 64-bit piece arithmetic below, so M is drawn
+//! by thinning instead: M0 ~ Poisson(Lambda0), Lambda0 = num / (k0 (den - num)) with
+//! k0 = floor(2^62 / (den - num)) < k, and each of the M0 points is kept with probability
+//! k0 / k (Bernoulli(k0/k), exact). The kept count is Poisson(Lambda0 k0 / k) = Poisson(Lambda)
+//! exactly (thinning theorem), and it is drawn *before* the positions, so the expected work per
+//! sample stays O(1 + Lambda0). No approximation: the law sampled is still exactly Polya(1/k, a).
+//!
 //! Poisson(Lambda) with rational Lambda: Lambda is split into c = ceil(2 Lambda) equal
 //! rational pieces g/h <= 1/2 (Poisson is additive). For each piece: X = the number of
 //! successes of Bernoulli(gamma / 1), Bernoulli(gamma / 2), ... before the first failure
@@ -29,12 +37,18 @@ use super::bernoulli::bernoulli_ratio;
 use crate::params::ParamError;
 use rand_core::CryptoRng;
 
+/// Largest denominator of a (2^62).
+const MAX_DEN: u64 = 1 << 62;
+
 /// An exact sampler of Polya(1/k, a), a = num/den (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Polya {
     k: u64,
     num: u64,
     den: u64,
+    /// k0 <= k: Poisson points are drawn for Polya(1/k0, a) and each kept with probability
+    /// k0 / k (k0 = k: no thinning).
+    k0: u64,
     /// Number of Poisson pieces c.
     pieces: u64,
     /// Each piece has mean g/h <= 1/2, h < 2^64.
@@ -43,10 +57,18 @@ pub struct Polya {
 }
 
 impl Polya {
-    /// Polya(1/k, num/den). Requires k >= 1, 0 < num < den, and that the piece denominator
-    /// c k (den - num) (c = ceil(2 num / (k (den - num)))) stays below 2^64 (so every product
-    /// in the sampler fits in 128 bits).
+    /// Polya(1/k, num/den). Requires k >= 1, 0 < num < den and den <= 2^62 (so that every
+    /// product in the sampler fits in 128 bits); any k >= 1 is supported (module docs: large
+    /// k thins the Poisson points by k0/k).
     pub fn new(k: u64, num: u64, den: u64) -> Result<Self, ParamError> {
+        Self::with_cap(k, num, den, MAX_DEN)
+    }
+
+    /// [`Polya::new`] thinning whenever k (den - num) > `cap` (cap = 2^62 in production; a
+    /// small cap lets the tests check the thinned path on cheap parameters). Requires
+    /// den - num <= cap <= 2^62.
+    fn with_cap(k: u64, num: u64, den: u64, cap: u64) -> Result<Self, ParamError> {
+        debug_assert!(cap <= MAX_DEN);
         if k == 0 {
             return Err(ParamError::OutOfRange {
                 field: "k",
@@ -54,29 +76,33 @@ impl Polya {
                 value: k.to_string(),
             });
         }
-        if num == 0 || num >= den {
+        if num == 0 || num >= den || den > MAX_DEN || den - num > cap {
             return Err(ParamError::OutOfRange {
                 field: "a",
-                allowed: "a rational num/den in (0, 1)",
+                allowed: "a rational num/den in (0, 1) with den <= 2^62",
                 value: format!("{num}/{den}"),
             });
         }
-        // Lambda = num / (k (den - num)).
-        let lam_den = u128::from(k) * u128::from(den - num);
+        // Lambda = num / (k (den - num)); with k0 <= k, Lambda0 = num / (k0 (den - num)).
+        let gap = u128::from(den - num);
+        let k0 = if u128::from(k) * gap <= u128::from(cap) {
+            k
+        } else {
+            // k0 (den - num) <= cap < k (den - num), so k0 < k; k0 >= 1 as den - num <= cap.
+            (u128::from(cap) / gap) as u64
+        };
+        let lam_den = u128::from(k0) * gap;
         let lam_num = u128::from(num);
+        // lam_den <= 2^62 and lam_num < 2^62: c <= 2^63 / lam_den + 1 and
+        // h = c lam_den <= 2 num + lam_den < 2^64.
         let pieces = (2 * lam_num).div_ceil(lam_den).max(1);
         let h = pieces * lam_den;
-        if h >= 1u128 << 64 || pieces > u128::from(u64::MAX) {
-            return Err(ParamError::OutOfRange {
-                field: "a",
-                allowed: "a rational with ceil(2 Lambda) k (den - num) < 2^64",
-                value: format!("{num}/{den}"),
-            });
-        }
+        debug_assert!(h < 1u128 << 64);
         Ok(Self {
             k,
             num,
             den,
+            k0,
             pieces: pieces as u64,
             g: lam_num,
             h,
@@ -100,6 +126,12 @@ impl Polya {
         for _ in 0..self.pieces {
             let points = poisson_small(rng, self.g, self.h);
             for _ in 0..points {
+                // Thinning by k0/k (module docs); always kept when k0 = k.
+                if self.k0 != self.k
+                    && !bernoulli_ratio(rng, u128::from(self.k0), u128::from(self.k))
+                {
+                    continue;
+                }
                 // Position j >= 1 with Pr[j] = (1 - a) a^(j - 1).
                 let mut j = 1u64;
                 while bernoulli_ratio(rng, u128::from(self.num), u128::from(self.den)) {
@@ -171,16 +203,68 @@ mod tests {
             (100, 99, 100),
             (7, 1, 1000),
         ] {
-            let polya = Polya::new(k, num, den).unwrap();
-            let a = num as f64 / den as f64;
-            let r = 1.0 / k as f64;
-            let half = ((60.0 / -a.ln()).ceil() as i64).max(20);
-            let pmf = polya_pmf(r, a, half);
-            let ys: Vec<i64> = (0..200_000)
-                .map(|_| polya.sample(&mut rng) as i64)
-                .collect();
-            check_against_pmf(&ys, &pmf, half, &format!("Polya(1/{k}, {num}/{den})"));
+            check_polya(&Polya::new(k, num, den).unwrap(), &mut rng, "");
         }
+    }
+
+    /// 200k draws of `polya` against the exact pmf of Polya(1/k, a) (`check_against_pmf`).
+    fn check_polya(polya: &Polya, rng: &mut crate::rng::SimulationRng, what: &str) {
+        let (num, den) = polya.a();
+        let k = polya.k();
+        let a = num as f64 / den as f64;
+        let r = 1.0 / k as f64;
+        let half = ((60.0 / -a.ln()).ceil() as i64).max(20);
+        let pmf = polya_pmf(r, a, half);
+        let ys: Vec<i64> = (0..200_000).map(|_| polya.sample(rng) as i64).collect();
+        check_against_pmf(&ys, &pmf, half, &format!("{what}Polya(1/{k}, {num}/{den})"));
+    }
+
+    /// The thinned path (k (den - num) above the cap) samples the same law: small caps force
+    /// thinning on parameters whose pmf is cheap to check (k0 = 1, 2, 3 against k up to 50),
+    /// same statistics as `polya_matches_pmf`.
+    #[test]
+    fn thinned_polya_matches_pmf() {
+        let mut rng = simulation_rng(47);
+        for (k, num, den, cap) in [
+            (3u64, 1u64, 2u64, 1u64),
+            (10, 9, 10, 2),
+            (50, 99, 100, 3),
+            (7, 2, 3, 1),
+            (4, 1, 1000, 999),
+        ] {
+            let polya = Polya::with_cap(k, num, den, cap).unwrap();
+            assert!(polya.k0 < k, "({k}, {num}/{den}, cap {cap}) not thinned");
+            check_polya(&polya, &mut rng, "thinned ");
+        }
+    }
+
+    /// Regression (`calibrate ikos-histogram --n 1e8 --domain 100 --eps 1` was refused): the
+    /// IKOS noise for k = n clients and alpha = A / 2^40 far from 1 has k (den - num) >= 2^64.
+    /// It is now accepted (thinned), and over many draws the number of nonzero samples matches
+    /// Pr[K > 0] = 1 - (1 - a)^r within 5 binomial sd.
+    #[test]
+    fn large_k_is_supported() {
+        let den = 1u64 << 40;
+        let num = 666_887_512_958u64; // e^(-1/2) rounded up, as ikos_sum computes it
+        for k in [100_000_000u64, 1_000_000_000_000, u64::MAX] {
+            let polya = Polya::new(k, num, den).unwrap();
+            assert!(polya.k0 < k && polya.pieces == 1, "{polya:?}");
+        }
+        let mut rng = simulation_rng(53);
+        // k = 10^5: Pr[K > 0] ~ 9.3e-6, about 19 nonzero draws in 2e6.
+        let k = 100_000u64;
+        let polya = Polya::with_cap(k, num, den, 1 << 50).unwrap();
+        assert!(polya.k0 < k);
+        let trials = 2_000_000u64;
+        let nonzero = (0..trials).filter(|_| polya.sample(&mut rng) > 0).count() as f64;
+        let a = num as f64 / den as f64;
+        let p = -((1.0 - a).ln() / k as f64).exp_m1();
+        let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+        assert!(
+            (nonzero - trials as f64 * p).abs() <= 5.0 * sd,
+            "{nonzero} vs {}",
+            trials as f64 * p
+        );
     }
 
     /// Poisson pieces: Pr[0] = e^-gamma for gamma = 1/2 and 1/3, 5 binomial sd.
@@ -207,6 +291,8 @@ mod tests {
         let e = Polya::new(3, 2, 2).unwrap_err().to_string();
         assert!(e.starts_with("a must be"), "{e}");
         assert!(Polya::new(3, 0, 2).is_err());
-        assert!(Polya::new(u64::MAX, 1, u64::MAX).is_err());
+        let e = Polya::new(u64::MAX, 1, u64::MAX).unwrap_err().to_string();
+        assert!(e.contains("den <= 2^62"), "{e}");
+        assert!(Polya::new(u64::MAX, 1, 1 << 62).is_ok());
     }
 }

@@ -1,0 +1,250 @@
+//! Exact check, on tiny grids, of the second-moment reduction for IKOS over the alternating
+//! shuffler A^2_pi (`docs/multi-message.md`, "What does hold: an exact second-moment
+//! reduction for A^2_pi"). Test-only: the reduction is proved, but no bound on its sum is, so
+//! blanket certifies no share count over A^2_pi and nothing here is used outside tests.
+//!
+//! The statement checked: for an h x w grid, m instances (one per share index) with
+//! independent secret row and column permutations, and any x, x' with equal sums mod q,
+//!
+//! TV(view(x), view(x')) <= sqrt(E[q^C] / q - 1),  E[q^C] = sum_{f,g} Pr[g o Q = f]^m,
+//!
+//! Q = S2 T S1 (S1, S2 uniform inside every row, T uniform inside every column).
+
+use std::collections::HashMap;
+
+/// Every permutation of 0..k (images), in lexicographic order.
+fn perms(k: usize) -> Vec<Vec<usize>> {
+    if k == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in perms(k - 1) {
+        for pos in 0..k {
+            let mut v: Vec<usize> = p
+                .iter()
+                .map(|&x| if x >= pos { x + 1 } else { x })
+                .collect();
+            v.insert(0, pos);
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Every choice of one permutation per group (`groups` groups of size `k`).
+fn per_group(groups: usize, k: usize) -> Vec<Vec<Vec<usize>>> {
+    let base = perms(k);
+    let mut out: Vec<Vec<Vec<usize>>> = vec![vec![]];
+    for _ in 0..groups {
+        out = out
+            .into_iter()
+            .flat_map(|acc| {
+                base.iter().map(move |p| {
+                    let mut a = acc.clone();
+                    a.push(p.clone());
+                    a
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Row-wise permutations of the cells (cell r w + c -> r w + sigma_r(c)).
+fn row_maps(h: usize, w: usize) -> Vec<Vec<usize>> {
+    per_group(h, w)
+        .into_iter()
+        .map(|s| (0..h * w).map(|i| (i / w) * w + s[i / w][i % w]).collect())
+        .collect()
+}
+
+/// Column-wise permutations of the cells (cell r w + c -> tau_c(r) w + c).
+fn col_maps(h: usize, w: usize) -> Vec<Vec<usize>> {
+    per_group(w, h)
+        .into_iter()
+        .map(|t| (0..h * w).map(|i| t[i % w][i / w] * w + i % w).collect())
+        .collect()
+}
+
+/// The law of Q = S2 T S1 as a map permutation -> probability.
+fn law_of_q(h: usize, w: usize) -> HashMap<Vec<usize>, f64> {
+    let rows = row_maps(h, w);
+    let cols = col_maps(h, w);
+    let total = (rows.len() * cols.len() * rows.len()) as f64;
+    let mut law = HashMap::new();
+    for s1 in &rows {
+        for t in &cols {
+            for s2 in &rows {
+                let q: Vec<usize> = (0..h * w).map(|i| s2[t[s1[i]]]).collect();
+                *law.entry(q).or_insert(0.0) += 1.0 / total;
+            }
+        }
+    }
+    law
+}
+
+/// The labelling of n cells with index `code` in base q.
+fn labelling(mut code: usize, n: usize, q: usize) -> Vec<usize> {
+    (0..n)
+        .map(|_| {
+            let d = code % q;
+            code /= q;
+            d
+        })
+        .collect()
+}
+
+/// sqrt(E[q^C] / q - 1), computed exactly from the law of Q.
+fn second_moment_bound(h: usize, w: usize, m: u32, q: usize) -> f64 {
+    let n = h * w;
+    let law: Vec<(Vec<usize>, f64)> = law_of_q(h, w).into_iter().collect();
+    let labels: Vec<Vec<usize>> = (0..q.pow(n as u32)).map(|c| labelling(c, n, q)).collect();
+    let mut sum = 0.0;
+    for f in &labels {
+        for g in &labels {
+            let p: f64 = law
+                .iter()
+                .filter(|(perm, _)| (0..n).all(|i| g[perm[i]] == f[i]))
+                .map(|(_, p)| p)
+                .sum();
+            sum += p.powi(m as i32);
+        }
+    }
+    (sum / q as f64 - 1.0).max(0.0).sqrt()
+}
+
+/// The exact law of the analyzer's view for input x (client i in cell i; pi is irrelevant,
+/// see the module docs of the reduction). Per instance the view is, for every column, the
+/// multiset of the shares that the row round sent there: the secret uniform column round
+/// makes the order within a column uniform given that multiset, so the two views are at equal
+/// distance for every pair of inputs. Keys: instance by instance, column by column, sorted.
+fn view_law(x: &[usize], h: usize, w: usize, m: usize, q: usize) -> HashMap<Vec<u8>, u64> {
+    let n = h * w;
+    let rows = row_maps(h, w);
+    let free = (m - 1) * n; // the first m - 1 shares of every client are free
+    let mut law = HashMap::new();
+    let mut choice = vec![0usize; m];
+    loop {
+        for code in 0..q.pow(free as u32) {
+            let y = labelling(code, free, q);
+            let mut key = Vec::with_capacity(n * m);
+            for (j, &c) in choice.iter().enumerate() {
+                let sigma = &rows[c];
+                for col in 0..w {
+                    let mut column: Vec<u8> = (0..n)
+                        .filter(|&i| sigma[i] % w == col)
+                        .map(|i| {
+                            let share = if j + 1 < m {
+                                y[j * n + i]
+                            } else {
+                                let used: usize = (0..m - 1).map(|k| y[k * n + i]).sum();
+                                (x[i] + q * m - used % q) % q
+                            };
+                            share as u8
+                        })
+                        .collect();
+                    column.sort_unstable();
+                    key.extend(column);
+                }
+            }
+            *law.entry(key).or_insert(0) += 1;
+        }
+        // Next choice of row permutations (one per instance).
+        let mut k = 0;
+        while k < m {
+            choice[k] += 1;
+            if choice[k] < rows.len() {
+                break;
+            }
+            choice[k] = 0;
+            k += 1;
+        }
+        if k == m {
+            return law;
+        }
+    }
+}
+
+/// The largest exact TV between the views of two inputs with equal sums mod q.
+fn exact_max_tv(h: usize, w: usize, m: usize, q: usize) -> f64 {
+    let n = h * w;
+    let inputs: Vec<Vec<usize>> = (0..q.pow(n as u32)).map(|c| labelling(c, n, q)).collect();
+    let laws: Vec<HashMap<Vec<u8>, u64>> = inputs.iter().map(|x| view_law(x, h, w, m, q)).collect();
+    let total: u64 = laws[0].values().sum();
+    let mut worst = 0u64;
+    for a in 0..inputs.len() {
+        for b in a + 1..inputs.len() {
+            let sa: usize = inputs[a].iter().sum();
+            let sb: usize = inputs[b].iter().sum();
+            if sa % q != sb % q {
+                continue;
+            }
+            let mut diff = 0u64;
+            for (k, &ca) in &laws[a] {
+                diff += ca.abs_diff(*laws[b].get(k).unwrap_or(&0));
+            }
+            for (k, &cb) in &laws[b] {
+                if !laws[a].contains_key(k) {
+                    diff += cb;
+                }
+            }
+            worst = worst.max(diff);
+        }
+    }
+    worst as f64 / 2.0 / total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perms_and_maps_are_bijections() {
+        assert_eq!(perms(3).len(), 6);
+        for map in row_maps(2, 3).iter().chain(&col_maps(2, 3)) {
+            let mut seen = map.clone();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..6).collect::<Vec<_>>());
+        }
+        // A row map keeps rows, a column map keeps columns.
+        assert!(row_maps(2, 3)
+            .iter()
+            .all(|s| (0..6).all(|i| s[i] / 3 == i / 3)));
+        assert!(col_maps(2, 3)
+            .iter()
+            .all(|t| (0..6).all(|i| t[i] % 3 == i % 3)));
+        let law = law_of_q(2, 2);
+        assert!((law.values().sum::<f64>() - 1.0).abs() < 1e-12);
+        // Pr[Q(i) = i'] = 1/n for every pair of cells (T picks the row, S2 the column).
+        for i in 0..4 {
+            for i2 in 0..4 {
+                let p: f64 = law.iter().filter(|(q, _)| q[i] == i2).map(|(_, p)| p).sum();
+                assert!((p - 0.25).abs() < 1e-12, "{i} -> {i2}: {p}");
+            }
+        }
+    }
+
+    /// The reduction holds on every tiny grid: the exact worst-case distance between the
+    /// views of two inputs with equal sums is at most sqrt(E[q^C] / q - 1).
+    #[test]
+    fn exact_views_within_the_reduction() {
+        let mut informative = 0;
+        for (h, w, m, q) in [
+            (2, 2, 2, 2),
+            (2, 2, 3, 2),
+            (2, 2, 4, 2),
+            (2, 2, 2, 3),
+            (2, 3, 2, 2),
+            (3, 2, 2, 2),
+        ] {
+            let tv = exact_max_tv(h, w, m, q);
+            let bound = second_moment_bound(h, w, m as u32, q);
+            eprintln!("{h}x{w} m={m} q={q}: exact {tv:.6}, sqrt(E[q^C]/q - 1) = {bound:.6}");
+            assert!(tv <= bound + 1e-12, "{h}x{w} m={m} q={q}: {tv} > {bound}");
+            if bound < 1.0 && tv > 0.0 {
+                informative += 1;
+            }
+        }
+        assert!(informative >= 2, "only {informative} informative grids");
+    }
+}

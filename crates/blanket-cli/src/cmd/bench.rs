@@ -60,11 +60,12 @@ struct BenchReport {
     ikos_sum: crate::bench_ikos::IkosThroughput,
 }
 
-/// Timed runs of each figure: at least this many, interleaved single / all threads.
-const MIN_RUNS: usize = 5;
-/// Interleaved runs continue while the measurement of one protocol has taken less than this
-/// (wall time), up to [`MAX_RUNS`]: at n = 10^6 a run takes a few milliseconds, and on a
-/// shared machine the best of many short runs is the one that was not preempted.
+/// Timed runs of each figure come in blocks of this many consecutive runs, all-threads
+/// blocks alternating with single-thread blocks; at least one block of each.
+const BLOCK: usize = 5;
+/// Blocks continue while the measurement of one protocol has taken less than this (wall
+/// time), up to [`MAX_RUNS`]: at n = 10^6 a run takes a few milliseconds, and on a shared
+/// machine the best of many short runs is the one that was not preempted.
 const BUDGET_SECONDS: f64 = 0.4;
 /// At most this many timed runs of each figure.
 const MAX_RUNS: usize = 200;
@@ -76,10 +77,13 @@ fn timed(f: &impl Fn() -> Result<()>) -> Result<f64> {
     Ok(t.elapsed().as_secs_f64())
 }
 
-/// Best (shortest) wall times of `single` and `all`, run alternately after one untimed warm-up
-/// run of each (which starts the thread pool and faults in the aggregators' memory): at least
-/// [`MIN_RUNS`] of each, more while the total stays under [`BUDGET_SECONDS`]. Alternating puts
-/// both figures under the same load. Returns (best single, best all, runs of each).
+/// Best (shortest) wall times of `single` and `all`, after one untimed warm-up run of each
+/// (which starts the thread pool and faults in the aggregators' memory): blocks of [`BLOCK`]
+/// consecutive all-thread runs alternate with blocks of single-thread runs (so both figures
+/// see about the same load, while the pool's threads stay awake between the runs of a block;
+/// each all-thread block starts by waking every pool thread, untimed), at least one block of
+/// each, more while the total stays under [`BUDGET_SECONDS`]. Returns (best single, best all,
+/// runs of each).
 fn best_interleaved(
     single: impl Fn() -> Result<()>,
     all: impl Fn() -> Result<()>,
@@ -89,10 +93,15 @@ fn best_interleaved(
     let start = Instant::now();
     let (mut s, mut a) = (f64::INFINITY, f64::INFINITY);
     let mut runs = 0;
-    while runs < MIN_RUNS || (runs < MAX_RUNS && start.elapsed().as_secs_f64() < BUDGET_SECONDS) {
-        s = s.min(timed(&single)?);
-        a = a.min(timed(&all)?);
-        runs += 1;
+    while runs == 0 || (runs < MAX_RUNS && start.elapsed().as_secs_f64() < BUDGET_SECONDS) {
+        rayon::broadcast(|_| ());
+        for _ in 0..BLOCK {
+            a = a.min(timed(&all)?);
+        }
+        for _ in 0..BLOCK {
+            s = s.min(timed(&single)?);
+        }
+        runs += BLOCK;
     }
     Ok((s, a, runs))
 }
@@ -267,7 +276,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         ]
     };
     println!(
-        "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of at least {MIN_RUNS} interleaved runs",
+        "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of at least {BLOCK} runs in alternating blocks",
         n
     );
     println!(

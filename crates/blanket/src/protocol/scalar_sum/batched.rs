@@ -192,6 +192,17 @@ mod tests {
         (stat, chi_square_critical(cells - 1))
     }
 
+    /// The validated values, and one entry per user (`counts[r]` copies of `values[r]`).
+    fn users(values: &[f64], counts: &[u64]) -> (Vec<UnitValue>, Vec<f64>) {
+        let vals = values.iter().map(|&x| UnitValue::new(x).unwrap()).collect();
+        let data = values
+            .iter()
+            .zip(counts)
+            .flat_map(|(&x, &c)| std::iter::repeat_n(x, c as usize))
+            .collect();
+        (vals, data)
+    }
+
     /// Sums of `draws` batched states (the given sampler) for `counts[r]` users on `values[r]`.
     fn batched_sums(
         p: &ScalarSum,
@@ -224,12 +235,7 @@ mod tests {
             (1, 0.05, vec![0.3, 0.8], vec![20, 2]),
         ] {
             let p = ScalarSum::new(Precision::new(k).unwrap(), Gamma::new(gamma).unwrap());
-            let vals: Vec<UnitValue> = values.iter().map(|&x| UnitValue::new(x).unwrap()).collect();
-            let data: Vec<f64> = values
-                .iter()
-                .zip(&counts)
-                .flat_map(|(&x, &c)| std::iter::repeat_n(x, c as usize))
-                .collect();
+            let (vals, data) = users(&values, &counts);
             let pmf = exact_sum_pmf(&p, &data);
             let draws = 30_000u64;
             let work = RoundingBlocks {
@@ -271,12 +277,7 @@ mod tests {
         let p = ScalarSum::new(Precision::new(3).unwrap(), Gamma::new(0.3).unwrap());
         let values = [0.3, 0.55, 1.0, 0.0];
         let counts = [2u64, 1, 1, 1];
-        let vals: Vec<UnitValue> = values.iter().map(|&x| UnitValue::new(x).unwrap()).collect();
-        let data: Vec<f64> = values
-            .iter()
-            .zip(&counts)
-            .flat_map(|(&x, &c)| std::iter::repeat_n(x, c as usize))
-            .collect();
+        let (vals, data) = users(&values, &counts);
         let pmf = exact_sum_pmf(&p, &data);
         let draws = 30_000u64;
         let broken = RoundingBlocks {

@@ -1,7 +1,7 @@
 //! Encoders: turn a user's value into the integer(s) a randomizer takes.
 
 use crate::params::{Precision, UnitValue};
-use crate::sample::{uniform_u32, Bernoulli, BitPool};
+use crate::sample::{uniform_u32, Bernoulli, BitSource};
 use rand_core::CryptoRng;
 
 /// Unbiased randomized rounding of x in [0, 1] to {0, ..., k}:
@@ -20,18 +20,18 @@ pub fn randomized_round<R: CryptoRng + ?Sized>(x: UnitValue, k: Precision, rng: 
     base + u32::from(Bernoulli::expand(frac).sample(rng))
 }
 
-/// [`randomized_round`] with the rounding coin's first 8 bits from a [`BitPool`]
+/// [`randomized_round`] with the rounding coin's first 8 bits from a [`BitSource`]
 /// ([`Bernoulli::sample_pool`]): the same law, floor(x k) + Bernoulli(x k - floor(x k)), for
-/// batched simulations.
+/// clients (the scalar and vector sums on [`crate::rng::SecureRng`]) and batched simulations.
 /// `x` is the value of a [`UnitValue`] (in [0, 1]). The first 8 binary digits of the fraction
 /// are floor(frac 2^8) (exact: scaling by a power of two, then truncation), compared with 8
 /// pool bits; only on a tie (probability 2^-8) is the fraction expanded for the rest of the
 /// comparison. A fraction of 0 is never above U, so it needs no branch (8 bits are drawn).
 #[inline]
-pub(crate) fn randomized_round_pool<R: CryptoRng>(
+pub(crate) fn randomized_round_pool<L: BitSource + ?Sized>(
     x: f64,
     k: Precision,
-    pool: &mut BitPool<R>,
+    pool: &mut L,
 ) -> u32 {
     let (base, frac) = split_level(x, k);
     let top = (frac * 256.0) as u64;
@@ -46,7 +46,7 @@ pub(crate) fn randomized_round_pool<R: CryptoRng>(
 /// conversion is the floor, and the difference is exact (Sterbenz: base <= x k < 2 base when
 /// base >= 1; x k itself when base = 0). Avoids a call to libm's `floor`.
 #[inline]
-fn split_level(x: f64, k: Precision) -> (u32, f64) {
+pub(crate) fn split_level(x: f64, k: Precision) -> (u32, f64) {
     let xk = x * f64::from(k.get());
     let base = xk as u32;
     (base, xk - f64::from(base))
@@ -104,6 +104,7 @@ pub fn one_hot(category: u32, m: u32) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::rng::simulation_rng;
+    use crate::sample::BitPool;
 
     #[test]
     fn pooled_rounding_has_the_same_law() {

@@ -51,6 +51,7 @@
 /// The ChaCha variant behind [`SecureRng`] and [`SimulationRng`] (also used for the generators
 /// the parallel shuffle derives from them).
 pub(crate) type Chacha = rand_chacha::ChaCha12Rng;
+use crate::sample::{sealed, BitSource, Leftover};
 use rand_core::SeedableRng;
 pub use rand_core::{CryptoRng, RngCore};
 use thiserror::Error;
@@ -63,13 +64,23 @@ pub struct OsRngError(String);
 /// A ChaCha12 CSPRNG seeded from the operating system: what real clients use. It can only be
 /// built by [`SecureRng::from_os`] (no seed, no `Clone`, no conversion from a
 /// [`SimulationRng`]).
-pub struct SecureRng(Chacha);
+///
+/// Besides whole words ([`RngCore`]) it serves a few bits at a time ([`BitSource`]): the
+/// unused bits of the last word it drew for that are kept for the next decision (each bit is
+/// used at most once), so a client's blanket coin costs 8 bits of generator output, not 32.
+pub struct SecureRng {
+    core: Chacha,
+    spare: Leftover,
+}
 
 impl SecureRng {
     /// A generator seeded from the operating system's random source.
     pub fn from_os() -> Result<Self, OsRngError> {
         Chacha::try_from_os_rng()
-            .map(Self)
+            .map(|core| Self {
+                core,
+                spare: Leftover::default(),
+            })
             .map_err(|e| OsRngError(e.to_string()))
     }
 }
@@ -83,29 +94,49 @@ impl core::fmt::Debug for SecureRng {
 impl RngCore for SecureRng {
     #[inline]
     fn next_u32(&mut self) -> u32 {
-        self.0.next_u32()
+        self.core.next_u32()
     }
     #[inline]
     fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
+        self.core.next_u64()
     }
     #[inline]
     fn fill_bytes(&mut self, dst: &mut [u8]) {
-        self.0.fill_bytes(dst)
+        self.core.fill_bytes(dst)
     }
 }
 
 impl CryptoRng for SecureRng {}
 
+impl sealed::Sealed for SecureRng {}
+
+impl BitSource for SecureRng {
+    #[inline]
+    fn bits(&mut self, w: u32) -> u64 {
+        self.spare.bits(&mut self.core, w)
+    }
+}
+
 /// A ChaCha12 CSPRNG seeded by the caller: reproducible simulations, audits and tests only,
-/// never real clients. It can only be built from a seed.
+/// never real clients. It can only be built from a seed. Like [`SecureRng`], it also serves
+/// a few bits at a time ([`BitSource`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimulationRng(Chacha);
+pub struct SimulationRng {
+    core: Chacha,
+    spare: Leftover,
+}
 
 impl SimulationRng {
+    fn new(core: Chacha) -> Self {
+        Self {
+            core,
+            spare: Leftover::default(),
+        }
+    }
+
     /// The generator seeded by `seed`.
     pub fn seeded(seed: u64) -> Self {
-        Self(Chacha::seed_from_u64(seed))
+        Self::new(Chacha::seed_from_u64(seed))
     }
 
     /// An independent reproducible stream `stream` of the simulation seeded by `seed`
@@ -113,26 +144,35 @@ impl SimulationRng {
     pub fn stream(seed: u64, stream: u64) -> Self {
         let mut rng = Chacha::seed_from_u64(seed);
         rng.set_stream(stream);
-        Self(rng)
+        Self::new(rng)
     }
 }
 
 impl RngCore for SimulationRng {
     #[inline]
     fn next_u32(&mut self) -> u32 {
-        self.0.next_u32()
+        self.core.next_u32()
     }
     #[inline]
     fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
+        self.core.next_u64()
     }
     #[inline]
     fn fill_bytes(&mut self, dst: &mut [u8]) {
-        self.0.fill_bytes(dst)
+        self.core.fill_bytes(dst)
     }
 }
 
 impl CryptoRng for SimulationRng {}
+
+impl sealed::Sealed for SimulationRng {}
+
+impl BitSource for SimulationRng {
+    #[inline]
+    fn bits(&mut self, w: u32) -> u64 {
+        self.spare.bits(&mut self.core, w)
+    }
+}
 
 /// [`SecureRng::from_os`].
 pub fn secure_rng() -> Result<SecureRng, OsRngError> {
@@ -152,6 +192,7 @@ pub fn simulation_stream(seed: u64, stream: u64) -> SimulationRng {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::BitSource;
 
     #[test]
     fn simulation_streams_are_reproducible_and_distinct() {
@@ -173,5 +214,27 @@ mod tests {
         let mut y = SecureRng::from_os().unwrap();
         assert_ne!(x.next_u64(), y.next_u64());
         assert_eq!(format!("{x:?}"), "SecureRng(..)");
+    }
+
+    #[test]
+    fn bits_are_fresh_pieces_of_the_words_never_reused() {
+        // `bits` serves the words of the generator high bits first, keeping the unused ones;
+        // whole-word draws in between take the next words of the stream and leave the kept
+        // bits alone; too few kept bits for a piece are discarded.
+        let mut a = SimulationRng::seeded(11);
+        let mut b = SimulationRng::seeded(11);
+        let w1 = a.next_u64();
+        assert_eq!(b.bits(8), w1 >> 56);
+        assert_eq!(b.next_u32(), a.next_u32());
+        assert_eq!(b.next_u64(), a.next_u64());
+        assert_eq!(b.bits(16), (w1 >> 40) & 0xffff);
+        assert_eq!(b.bits(32), (w1 >> 8) & 0xffff_ffff);
+        // 8 bits of w1 are left: a 16-bit piece takes a new word.
+        let w2 = a.next_u64();
+        assert_eq!(b.bits(16), w2 >> 48);
+        assert_eq!(b.bits(8), (w2 >> 40) & 0xff);
+        // The OS-seeded generator serves bits the same way (values unknown, range checked).
+        let mut s = SecureRng::from_os().unwrap();
+        assert!((0..100).all(|_| s.bits(8) < 256 && s.bits(1) < 2));
     }
 }

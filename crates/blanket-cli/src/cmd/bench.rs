@@ -17,6 +17,7 @@ use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::hint::black_box;
+use std::ops::Range;
 use std::time::Instant;
 
 /// Arguments of `blanket bench`.
@@ -59,15 +60,50 @@ struct BenchReport {
     ikos_sum: crate::bench_ikos::IkosThroughput,
 }
 
-/// Best of `tries` runs of `f`, in users per second.
-fn rate(n: usize, tries: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    let mut best = f64::INFINITY;
-    for _ in 0..tries {
-        let t = Instant::now();
-        f()?;
-        best = best.min(t.elapsed().as_secs_f64());
+/// Timed runs of each figure come in blocks of this many consecutive runs, all-threads
+/// blocks alternating with single-thread blocks; at least one block of each.
+const BLOCK: usize = 5;
+/// Blocks continue while the measurement of one protocol has taken less than this (wall
+/// time), up to [`MAX_RUNS`]: at n = 10^6 a run takes a few milliseconds, and on a shared
+/// machine the best of many short runs is the one that was not preempted.
+const BUDGET_SECONDS: f64 = 0.4;
+/// At most this many timed runs of each figure.
+const MAX_RUNS: usize = 200;
+
+/// Wall time of one run of `f`, in seconds.
+fn timed(f: &impl Fn() -> Result<()>) -> Result<f64> {
+    let t = Instant::now();
+    f()?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// Best (shortest) wall times of `single` and `all`, after one untimed warm-up run of each
+/// (which starts the thread pool and faults in the aggregators' memory): blocks of [`BLOCK`]
+/// consecutive all-thread runs alternate with blocks of single-thread runs (so both figures
+/// see about the same load, while the pool's threads stay awake between the runs of a block;
+/// each all-thread block starts by waking every pool thread, untimed), at least one block of
+/// each, more while the total stays under [`BUDGET_SECONDS`]. Returns (best single, best all,
+/// runs of each).
+fn best_interleaved(
+    single: impl Fn() -> Result<()>,
+    all: impl Fn() -> Result<()>,
+) -> Result<(f64, f64, usize)> {
+    all()?;
+    single()?;
+    let start = Instant::now();
+    let (mut s, mut a) = (f64::INFINITY, f64::INFINITY);
+    let mut runs = 0;
+    while runs == 0 || (runs < MAX_RUNS && start.elapsed().as_secs_f64() < BUDGET_SECONDS) {
+        rayon::broadcast(|_| ());
+        for _ in 0..BLOCK {
+            a = a.min(timed(&all)?);
+        }
+        for _ in 0..BLOCK {
+            s = s.min(timed(&single)?);
+        }
+        runs += BLOCK;
     }
-    Ok(n as f64 / best)
+    Ok((s, a, runs))
 }
 
 /// Chunk size of the all-threads run: about 4 chunks per thread (so every core is used and
@@ -77,40 +113,38 @@ pub fn chunk_size(n: usize, threads: usize) -> usize {
     n.div_ceil(4 * threads.max(1)).max(4096)
 }
 
-/// Measures a client+aggregator loop on one thread and on all threads. `client` randomizes
-/// user i's input with the given RNG and absorbs it into the state.
+/// Measures a client+aggregator loop on one thread and on all threads. `clients` runs the
+/// clients of the users in the given range, one randomizer call per user with the given RNG,
+/// absorbing each message into the state (the loop over users is inside the closure, so it
+/// is compiled as one loop with the client code inlined, as a real client's code would be).
 pub fn measure<A, F, N>(
     n: usize,
     new_state: N,
-    client: F,
+    clients: F,
     parameters: serde_json::Value,
 ) -> Result<Throughput>
 where
     A: Aggregator,
     N: Fn() -> A + Sync,
-    F: Fn(usize, &mut blanket::rng::SecureRng, &mut A) -> Result<()> + Sync,
+    F: Fn(Range<usize>, &mut blanket::rng::SecureRng, &mut A) -> Result<()> + Sync,
 {
-    let single = rate(n, 5, || {
-        let mut rng = secure_rng()?;
-        let mut state = new_state();
-        for i in 0..n {
-            client(i, &mut rng, &mut state)?;
-        }
-        black_box(state.reports());
-        Ok(())
-    })?;
     let threads = rayon::current_num_threads();
     let chunk = chunk_size(n, threads);
     let chunks = n.div_ceil(chunk);
-    let all = rate(n, 5, || {
+    let single = || {
+        let mut rng = secure_rng()?;
+        let mut state = new_state();
+        clients(0..n, &mut rng, &mut state)?;
+        black_box(state.reports());
+        Ok(())
+    };
+    let all = || {
         let merged = (0..chunks)
             .into_par_iter()
             .map(|c| -> Result<A> {
                 let mut rng = secure_rng()?;
                 let mut state = new_state();
-                for i in c * chunk..((c + 1) * chunk).min(n) {
-                    client(i, &mut rng, &mut state)?;
-                }
+                clients(c * chunk..((c + 1) * chunk).min(n), &mut rng, &mut state)?;
                 Ok(state)
             })
             .try_reduce_with(|mut a, b| {
@@ -124,10 +158,11 @@ where
             }
             None => Ok(()),
         }
-    })?;
+    };
+    let (single, all, _) = best_interleaved(single, all)?;
     Ok(Throughput {
-        users_per_second_single_thread: single,
-        users_per_second_all_threads: all,
+        users_per_second_single_thread: n as f64 / single,
+        users_per_second_all_threads: n as f64 / all,
         threads,
         chunks,
         n: n as u64,
@@ -165,8 +200,10 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
     let histogram = measure(
         users,
         || h.aggregator(),
-        |i, rng, s| {
-            s.absorb(h.randomize(cats[i & mask], rng)?)?;
+        |users, rng, s| {
+            for i in users {
+                s.absorb(h.randomize(cats[i & mask], rng)?)?;
+            }
             Ok(())
         },
         serde_json::json!({"m": m.get(), "gamma": hc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
@@ -179,8 +216,10 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
     let scalar_sum = measure(
         users,
         || p.aggregator(),
-        |i, rng, s| {
-            s.absorb(p.randomize_value(vals[i & mask], rng))?;
+        |users, rng, s| {
+            for i in users {
+                s.absorb(p.randomize_value(vals[i & mask], rng))?;
+            }
             Ok(())
         },
         serde_json::json!({"k": p.k().get(), "gamma": pc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
@@ -206,12 +245,15 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
     let vector_sum = measure(
         users,
         || vs.aggregator(),
-        |i, rng, s| {
-            let mut res = Ok(());
-            vs.randomize_row(pool.row(i % POOL), rng, &mut Vec::new(), |m| {
-                res = s.absorb(m);
-            });
-            Ok(res?)
+        |users, rng, s| {
+            for i in users {
+                let mut res = Ok(());
+                vs.randomize_row(pool.row(i % POOL), rng, &mut Vec::new(), |m| {
+                    res = s.absorb(m);
+                });
+                res?;
+            }
+            Ok(())
         },
         serde_json::json!({"d": d, "t": 1, "k": 3, "gamma": vc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
     )?;
@@ -234,7 +276,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         ]
     };
     println!(
-        "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of 5",
+        "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of at least {BLOCK} runs in alternating blocks",
         n
     );
     println!(

@@ -12,7 +12,7 @@ use blanket::protocol::tensor::{self, Tensor};
 use blanket::protocol::vector_sum::{check_dimension, paper_mse_bound};
 use blanket::protocol::{Histogram, ScalarSum};
 use blanket::protocol::{UnitVectors, VectorSum};
-use blanket::simulate::{run_single_message, Resample};
+use blanket::simulate::Resample;
 use blanket_data::ecg_beats::{self, BEAT_LEN};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -784,23 +784,18 @@ pub fn simulate_scalar_sum(
         .collect::<Result<Vec<_>, _>>()?;
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "scalar sum", run.json);
-    let mut sq = Vec::new();
-    let mut first = None;
-    for rep in 0..run.reps {
-        let state = run_single_message(
-            n,
-            run.seed,
-            rep,
-            !run.no_shuffle,
-            |i, rng| p.randomize_value_simulated(values[users.pick.row(i as u64)], rng),
-            || p.aggregator(),
-        )?;
+    let per_rep = repetitions(run.reps, if run.no_shuffle { 1 } else { n as u64 }, |rep| {
+        // Batched: the same law of the state as n per-client calls (users holding the
+        // same value are exchangeable; docs/performance.md), from the distinct values
+        // and how many users hold each.
+        let state = p.simulate_batched(&values, &counts, run.seed, rep, !run.no_shuffle)?;
         let est = p.estimate(&state)?;
-        sq.push((est.sum - truth).powi(2));
-        first.get_or_insert(est);
         pb.inc(1);
-    }
+        Ok(((est.sum - truth).powi(2), est))
+    })?;
     pb.finish_and_clear();
+    let sq: Vec<f64> = per_rep.iter().map(|r| r.0).collect();
+    let first = per_rep.first().map(|r| r.1);
     let seconds = start.elapsed().as_secs_f64();
     let (mse, ci) = mean_ci(&sq);
     let predicted = p.exact_sum_mse_weighted(&users.rows, &counts);

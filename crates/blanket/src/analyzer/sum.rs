@@ -54,6 +54,22 @@ impl Aggregator for IntegerSum {
         Ok(())
     }
 
+    #[inline]
+    fn absorb_repeated(&mut self, y: u32, k: u64) -> Result<(), AggregateError> {
+        if k == 0 {
+            return Ok(());
+        }
+        if y > self.max {
+            return Err(AggregateError::MessageOutOfDomain {
+                value: u64::from(y),
+                max: u64::from(self.max),
+            });
+        }
+        self.sum += u128::from(y) * u128::from(k);
+        self.count += k;
+        Ok(())
+    }
+
     fn merge(&mut self, other: Self) -> Result<(), AggregateError> {
         if other.max != self.max {
             return Err(AggregateError::ShapeMismatch {
@@ -88,5 +104,15 @@ mod tests {
         assert_eq!(IntegerSum::from_parts(3, 6, 4), Some(a));
         assert_eq!(IntegerSum::from_parts(3, 13, 4), None);
         assert!(IntegerSum::from_parts(3, 12, 4).is_some());
+        // k copies at once are k absorbs; an out-of-range message is refused (also k = 0 is
+        // a no-op).
+        let mut c = IntegerSum::new(3);
+        c.absorb_repeated(2, 5).unwrap();
+        c.absorb_repeated(7, 0).unwrap();
+        let mut d = IntegerSum::new(3);
+        (0..5).for_each(|_| d.absorb(2).unwrap());
+        assert_eq!(c, d);
+        assert!(c.absorb_repeated(4, 1).is_err());
+        assert_eq!(c, d);
     }
 }

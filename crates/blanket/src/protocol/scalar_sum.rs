@@ -2,18 +2,20 @@
 //! spec 01): randomized rounding to {0, ..., k}, the privacy-blanket randomizer over the k + 1
 //! levels, and debiasing: sum_hat = ((1/k) sum_i y_i - gamma n / 2) / (1 - gamma).
 
+mod batched;
+
 use super::DomainConvention;
 use crate::accounting::{LocalRandomizer, ShuffleAccountant};
 use crate::analyzer::{AggregateError, Aggregator, IntegerSum};
 use crate::calibrate::{
     calibrate, Calibratable, Calibration, CalibrationError, LocalPrivacy, Requirement, Target,
 };
-use crate::encode::randomized_round;
+use crate::encode::randomized_round_pool;
 use crate::params::{DomainSize, Gamma, NumUsers, ParamError, Precision, UnitValue};
 use crate::randomizer::grr::local_epsilon;
 use crate::randomizer::Grr;
 use crate::rng::{SecureRng, SimulationRng};
-use rand_core::CryptoRng;
+use crate::sample::BitSource;
 use serde::Serialize;
 
 /// The scalar-sum protocol's shape for calibration.
@@ -168,9 +170,11 @@ impl ScalarSum {
         self.randomize_with(x, rng)
     }
 
+    /// Rounding coin and blanket coin each from 8 fresh bits of the generator, more only on
+    /// a tie (exact: [`crate::sample::Bernoulli::sample_pool`]).
     #[inline]
-    fn randomize_with<R: CryptoRng + ?Sized>(&self, x: UnitValue, rng: &mut R) -> u32 {
-        let level = randomized_round(x, self.k, rng);
+    fn randomize_with<R: BitSource + ?Sized>(&self, x: UnitValue, rng: &mut R) -> u32 {
+        let level = randomized_round_pool(x.get(), self.k, rng);
         self.grr.randomize_in_domain(level, rng)
     }
 

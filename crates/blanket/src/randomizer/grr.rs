@@ -7,8 +7,7 @@
 
 use crate::params::{DomainSize, Gamma};
 use crate::rng::{SecureRng, SimulationRng};
-use crate::sample::{uniform_u32, Bernoulli};
-use rand_core::CryptoRng;
+use crate::sample::{uniform_bits, Bernoulli, BitSource};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -90,10 +89,10 @@ impl Grr {
         self.randomize_with(x, rng)
     }
 
-    /// Randomizes `x`, which must be below m, with any CSPRNG (the one code path behind
-    /// [`Grr::randomize`] and [`Grr::randomize_simulated`]).
+    /// Randomizes `x`, which must be below m, with any of the crate's CSPRNGs (the one code
+    /// path behind [`Grr::randomize`] and [`Grr::randomize_simulated`]).
     #[inline]
-    pub(crate) fn randomize_with<R: CryptoRng + ?Sized>(
+    pub(crate) fn randomize_with<R: BitSource + ?Sized>(
         &self,
         x: u32,
         rng: &mut R,
@@ -108,11 +107,17 @@ impl Grr {
     }
 
     /// Randomizes an `x` the caller has already checked to be below m (see [`Grr::randomize`]).
+    ///
+    /// The blanket coin compares 8 fresh bits of the generator with gamma's first 8 binary
+    /// digits and draws more only on a tie ([`Bernoulli::sample_pool`]: exact, probability
+    /// 2^-8 of a tie); the blanket value is Lemire's exact bounded uniform on 16 bits (32 when
+    /// m > 2^10) ([`uniform_bits`]). A client call on gamma about 1e-3 thus consumes 8 bits
+    /// of ChaCha output in 255 of 256 cases (it consumed a 32-bit word before).
     #[inline]
-    pub(crate) fn randomize_in_domain<R: CryptoRng + ?Sized>(&self, x: u32, rng: &mut R) -> u32 {
+    pub(crate) fn randomize_in_domain<R: BitSource + ?Sized>(&self, x: u32, rng: &mut R) -> u32 {
         debug_assert!(x < self.m.get());
-        if self.blanket.sample(rng) {
-            uniform_u32(rng, self.m.get())
+        if self.blanket.sample_pool(rng) {
+            uniform_bits(rng, self.m.get())
         } else {
             x
         }
@@ -170,6 +175,68 @@ mod tests {
                 .collect();
             let stat = chi_square(&counts, &expected);
             assert!(stat < chi_square_critical(9), "x = {x}: chi2 = {stat}");
+        }
+    }
+
+    #[test]
+    fn client_draws_the_pooled_exact_comparison() {
+        // Replay: a client call on a seeded generator gives what the tested lazy comparison
+        // (`Bernoulli::sample_pool`, 8 bits first) and `BitPool::uniform` give on the same
+        // stream, call after call (the kept bits carried over between calls alike); for gamma
+        // whose first 8 digits are 0 (the calibrated case), for gamma whose first 8 digits tie
+        // often (1/2 + 2^-9: U's first byte 10000000 leaves the coin to the following bits,
+        // 1/256 of the calls) and for gamma = 2^-8 (a tie must answer false), with m on the
+        // 16- and 32-bit paths of the bounded uniform.
+        use crate::sample::BitPool;
+        for (gamma, m) in [
+            (9.9e-4, 16u64),
+            (0.5 + 2f64.powi(-9), 3),
+            (2f64.powi(-8), 2),
+            (0.35, 5000),
+        ] {
+            let grr = Grr::new(DomainSize::new(m).unwrap(), Gamma::new(gamma).unwrap());
+            let coin = Bernoulli::new(gamma).unwrap();
+            let mut rng = simulation_rng(5);
+            let mut pool = BitPool::new(simulation_rng(5));
+            for i in 0..200_000u32 {
+                let x = i % m as u32;
+                let expected = if coin.sample_pool(&mut pool) {
+                    pool.uniform(m as u32)
+                } else {
+                    x
+                };
+                assert_eq!(grr.randomize_simulated(x, &mut rng).unwrap(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn output_law_when_the_first_byte_ties() {
+        // Chi-square (fixed seed, significance ~1e-6) of the client's output where the 8-bit
+        // first comparison ties in 1/256 of the calls: gamma = 1/2 + 2^-9 (m = 3) and gamma =
+        // 2^-8 (m = 2, where answering a tie with true would double the flips: 5e6 draws
+        // expect 9766 flips, sd 99).
+        let mut rng = simulation_rng(77);
+        for (gamma, m, draws) in [
+            (0.5 + 2f64.powi(-9), 3u32, 2_000_000u64),
+            (2f64.powi(-8), 2, 5_000_000),
+        ] {
+            let grr = Grr::new(
+                DomainSize::new(u64::from(m)).unwrap(),
+                Gamma::new(gamma).unwrap(),
+            );
+            let mut counts = vec![0u64; m as usize];
+            for _ in 0..draws {
+                counts[grr.randomize_simulated(0, &mut rng).unwrap() as usize] += 1;
+            }
+            let expected: Vec<f64> = (0..m)
+                .map(|y| draws as f64 * grr.probability(0, y))
+                .collect();
+            let stat = chi_square(&counts, &expected);
+            assert!(
+                stat < chi_square_critical(m as usize - 1),
+                "gamma = {gamma}: {stat}"
+            );
         }
     }
 

@@ -2,7 +2,7 @@
 //! for integers a <= b, and Bernoulli(exp(-gamma)) for a rational gamma >= 0 (Canonne, Kamath,
 //! Steinke 2020, Algorithm 1).
 
-use super::bits::BitPool;
+use super::bits::BitSource;
 use super::uniform::uniform_u128;
 use crate::params::{Gamma, ParamError, Rational};
 use rand_core::CryptoRng;
@@ -146,13 +146,14 @@ impl Bernoulli {
         }
     }
 
-    /// [`Bernoulli::sample`] drawing U's first 8 bits from a [`BitPool`] (the simulation's
-    /// per-coin cost is then a quarter of a 32-bit word): on a tie with p's first 8 bits
-    /// (probability 2^-8) the other 56 bits of U's first word are drawn from the pool, and
-    /// on a second tie the following words from the generator. The same comparison of a
-    /// uniform U with p, so true with probability exactly p.
+    /// [`Bernoulli::sample`] drawing U's first 8 bits from a [`BitSource`] (a quarter of a
+    /// 32-bit word per coin): on a tie with p's first 8 bits (probability 2^-8) the other 56
+    /// bits of U's first word are drawn from the source, and on a second tie the following
+    /// words from the generator. The same comparison of a uniform U with p, so true with
+    /// probability exactly p. What clients (`Grr`, on [`crate::rng::SecureRng`]) and batched
+    /// simulations (on a [`super::BitPool`]) run.
     #[inline]
-    pub fn sample_pool<R: CryptoRng>(&self, pool: &mut BitPool<R>) -> bool {
+    pub fn sample_pool<L: BitSource + ?Sized>(&self, pool: &mut L) -> bool {
         let u = pool.bits(8);
         let first = self.first >> 56;
         if u != first {
@@ -163,13 +164,13 @@ impl Bernoulli {
 
     /// The rest of [`Bernoulli::sample_pool`] once U's first 8 bits equal p's.
     #[cold]
-    pub(crate) fn sample_pool_tie<R: CryptoRng>(&self, pool: &mut BitPool<R>) -> bool {
+    pub(crate) fn sample_pool_tie<L: BitSource + ?Sized>(&self, pool: &mut L) -> bool {
         let u = (pool.bits(28) << 28) | pool.bits(28);
         let rest = self.first & ((1u64 << 56) - 1);
         if u != rest {
             return u < rest;
         }
-        self.sample_tail(pool.rng())
+        self.sample_tail(pool)
     }
 
     /// The rare case (probability 2^-64 per call) where the first word of U equals p's.

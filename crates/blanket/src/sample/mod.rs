@@ -29,7 +29,8 @@ mod polya;
 mod uniform;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_ratio, Bernoulli};
-pub use bits::{BitPool, Coins};
+pub(crate) use bits::{sealed, Leftover};
+pub use bits::{uniform_bits, BitPool, BitSource, Coins};
 pub use discrete_gaussian::{discrete_gaussian, DiscreteGaussian};
 pub use discrete_laplace::{discrete_laplace, DiscreteLaplace};
 pub use polya::Polya;

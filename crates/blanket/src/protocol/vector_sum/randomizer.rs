@@ -2,11 +2,10 @@
 
 use super::*;
 use crate::analyzer::CoordinateMessage;
-use crate::encode::{randomized_round, sample_coordinates};
+use crate::encode::{randomized_round_pool, sample_coordinates};
 use crate::params::UnitValue;
 use crate::rng::{SecureRng, SimulationRng};
-use crate::sample::uniform_u32;
-use rand_core::CryptoRng;
+use crate::sample::{uniform_bits, uniform_u32, BitSource};
 
 impl VectorSum {
     /// Client side: validates x (length d, every coordinate in [0, 1]) and returns its t
@@ -50,7 +49,7 @@ impl VectorSum {
     }
 
     #[inline]
-    fn randomize_row_with<R: CryptoRng + ?Sized, F: FnMut(CoordinateMessage)>(
+    fn randomize_row_with<R: BitSource + ?Sized, F: FnMut(CoordinateMessage)>(
         &self,
         x: &[UnitValue],
         rng: &mut R,
@@ -59,7 +58,7 @@ impl VectorSum {
     ) {
         debug_assert_eq!(x.len(), self.d as usize);
         if self.t == 1 {
-            let j = uniform_u32(rng, self.d);
+            let j = uniform_bits(rng, self.d);
             if let Some(&v) = x.get(j as usize) {
                 emit((j, self.scalar(v, rng)));
             }
@@ -81,7 +80,7 @@ impl VectorSum {
     /// coordinates are kept in `buf`'s tail while they are drawn. For the simulation's chunk
     /// buffers.
     #[inline]
-    pub(crate) fn randomize_row_into<R: CryptoRng + ?Sized>(
+    pub(crate) fn randomize_row_into<R: BitSource + ?Sized>(
         &self,
         x: &[UnitValue],
         rng: &mut R,
@@ -91,7 +90,7 @@ impl VectorSum {
         let (d, t) = (self.d, self.t);
         let start = buf.len();
         if t == 1 {
-            buf.push((uniform_u32(rng, d), 0));
+            buf.push((uniform_bits(rng, d), 0));
         } else if t == d {
             buf.extend((0..d).map(|j| (j, 0)));
         } else {
@@ -113,8 +112,8 @@ impl VectorSum {
     }
 
     #[inline]
-    fn scalar<R: CryptoRng + ?Sized>(&self, v: UnitValue, rng: &mut R) -> u32 {
-        let level = randomized_round(v, self.k, rng);
+    fn scalar<R: BitSource + ?Sized>(&self, v: UnitValue, rng: &mut R) -> u32 {
+        let level = randomized_round_pool(v.get(), self.k, rng);
         self.grr.randomize_in_domain(level, rng)
     }
 }

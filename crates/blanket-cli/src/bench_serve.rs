@@ -1,6 +1,8 @@
 //! `blanket bench serve`: the service's intake and latency on loopback, durable on SQLite
 //! (WAL, synchronous = FULL, group commit). Keys `intake.reports_per_second` and
-//! `end_to_end.latency_seconds` are a contract.
+//! `end_to_end.latency_seconds` are a contract; `intake.cpu_seconds`,
+//! `intake.reports_per_cpu_second`, `intake_bulk.*` (the bulk endpoint) and
+//! `load_average_1m` say what the wall-clock rate cost and under which load it was measured.
 
 use crate::cmd::service_demo::LocalService;
 use crate::output::{num, print_json};

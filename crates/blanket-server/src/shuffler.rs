@@ -180,7 +180,10 @@ impl Shuffler {
     /// each, 1 <= k <= [`BULK_MAX`]), all in one group commit; answers once they are
     /// committed. Any framing error refuses the whole upload (nothing is stored).
     pub async fn accept_bulk(&self, url_task: &str, body: &[u8]) -> Result<BulkOutcome, Rejection> {
-        if body.is_empty() || body.len() % REPORT_LEN != 0 || body.len() > BULK_MAX * REPORT_LEN {
+        if body.is_empty()
+            || !body.len().is_multiple_of(REPORT_LEN)
+            || body.len() > BULK_MAX * REPORT_LEN
+        {
             return Err(Rejection::WrongLength {
                 field: "bulk body (a multiple of the report length, at most 1000 reports)",
                 expected: (body.len() / REPORT_LEN).clamp(1, BULK_MAX) * REPORT_LEN,

@@ -1,11 +1,14 @@
 //! `blanket bench serve`: the service's intake and latency on loopback, durable on SQLite
 //! (WAL, synchronous = FULL, group commit). Keys `intake.reports_per_second` and
-//! `end_to_end.latency_seconds` are a contract.
+//! `end_to_end.latency_seconds` are a contract; `intake.cpu_seconds`,
+//! `intake.reports_per_cpu_second`, `intake_bulk.*` (the bulk endpoint) and
+//! `load_average_1m` say what the wall-clock rate cost and under which load it was measured.
 
 use crate::cmd::service_demo::LocalService;
 use crate::output::{num, print_json};
 use anyhow::{bail, Result};
 use blanket::rng::SecureRng;
+use blanket_server::client::TaskClient;
 use blanket_server::task::{Protocol, TaskRequest};
 use serde::Serialize;
 use std::sync::Arc;
@@ -15,6 +18,10 @@ use std::time::{Duration, Instant};
 pub const REPORTS: usize = 40_000;
 /// Uploads in flight.
 pub const CONCURRENCY: usize = 128;
+/// Reports per request in the bulk measurement.
+pub const BULK: usize = 100;
+/// Bulk requests in flight.
+pub const BULK_CONCURRENCY: usize = 8;
 
 /// Intake figures.
 #[derive(Serialize, Debug, Clone)]
@@ -27,6 +34,28 @@ pub struct Intake {
     pub concurrency: usize,
     /// Seconds from the first upload to the last acknowledgement.
     pub seconds: f64,
+    /// CPU seconds (user + system) the whole process (client and server) spent meanwhile.
+    pub cpu_seconds: f64,
+    /// Reports per CPU second (client and server together): the intake's cost, less
+    /// sensitive to other jobs on the machine than the wall-clock rate.
+    pub reports_per_cpu_second: f64,
+}
+
+/// Bulk intake figures (`POST /tasks/{id}/reports/bulk`).
+#[derive(Serialize, Debug, Clone)]
+pub struct BulkIntake {
+    /// Reports acknowledged per second (each acknowledged only after its commit).
+    pub reports_per_second: f64,
+    /// Reports uploaded.
+    pub reports: u64,
+    /// Reports per request.
+    pub reports_per_request: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Seconds from the first upload to the last acknowledgement.
+    pub seconds: f64,
+    /// CPU seconds (user + system) of the process meanwhile.
+    pub cpu_seconds: f64,
 }
 
 /// End-to-end figures.
@@ -42,8 +71,12 @@ pub struct EndToEnd {
 /// The benchmark's JSON.
 #[derive(Serialize, Debug, Clone)]
 pub struct ServeBench {
-    /// Shuffler intake.
+    /// Shuffler intake, one report per request (the figure the issue's target is about).
     pub intake: Intake,
+    /// Shuffler intake through the bulk endpoint (clients that batch).
+    pub intake_bulk: BulkIntake,
+    /// The machine's 1-minute load average when the run ended (Linux; `null` elsewhere).
+    pub load_average_1m: Option<f64>,
     /// Last report to released estimate.
     pub end_to_end: EndToEnd,
     /// What is measured.
@@ -57,45 +90,102 @@ pub fn run(json: bool) -> Result<()> {
         let svc = LocalService::start("bench").await?;
         let out = measure(&svc).await;
         svc.stop().await;
-        out
+        let mut out = out?;
+        let bulk_svc = LocalService::start("bench-bulk").await?;
+        let bulk = measure_bulk(&bulk_svc).await;
+        bulk_svc.stop().await;
+        out.intake_bulk = bulk?;
+        out.load_average_1m = load_average();
+        anyhow::Ok(out)
     })?;
     if json {
         return print_json(&b);
     }
     println!(
-        "intake: {} reports/s ({} reports, {} in flight, {:.2} s); last report to release: {} s",
+        "intake: {} reports/s ({} reports, {} in flight, {:.2} s, {:.2} CPU s: {} reports per \
+         CPU s); last report to release: {} s",
         num(b.intake.reports_per_second),
         b.intake.reports,
         b.intake.concurrency,
         b.intake.seconds,
+        b.intake.cpu_seconds,
+        num(b.intake.reports_per_cpu_second),
         num(b.end_to_end.latency_seconds)
     );
+    println!(
+        "bulk intake: {} reports/s ({} reports, {} per request, {} requests in flight, {:.2} s)",
+        num(b.intake_bulk.reports_per_second),
+        b.intake_bulk.reports,
+        b.intake_bulk.reports_per_request,
+        b.intake_bulk.concurrency,
+        b.intake_bulk.seconds,
+    );
+    if let Some(l) = b.load_average_1m {
+        println!("load average (1 min): {l:.2}");
+    }
     Ok(())
 }
 
-async fn measure(svc: &LocalService) -> Result<ServeBench> {
+/// A task forwarding batches of `min_batch`, and `n` reports for it, randomized and sealed
+/// (not timed).
+async fn task_and_reports(
+    svc: &LocalService,
+    n: usize,
+    min_batch: usize,
+) -> Result<(Arc<TaskClient>, Vec<Vec<u8>>)> {
     let req = TaskRequest {
         protocol: Protocol::Histogram { domain: 16 },
         eps: 1.0,
         delta: 1e-8,
-        expected_users: REPORTS as u64,
-        min_batch: REPORTS as u64,
+        expected_users: n as u64,
+        min_batch: min_batch as u64,
         deadline_unix: blanket_server::http::now_unix() + 3600,
         budget_eps: 1.0,
         budget_delta: 1e-8,
     };
     let client = svc.create(&req).await?;
-    let id = client.params().task_id.clone();
     let mut rng = SecureRng::from_os()?;
-    let reports: Vec<Vec<u8>> = (0..REPORTS)
+    let reports: Vec<Vec<u8>> = (0..n)
         .map(|i| client.report((i % 16) as f64, &mut rng))
         .collect::<Result<_, _>>()?;
+    Ok((client, reports))
+}
+
+/// CPU seconds (user + system) of this process so far, from `getrusage` (Unix; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrusage only writes the struct it is given, which is zero-initialized
+        // plain data owned by this frame.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; RUSAGE_SELF is a valid `who`.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+            return t(u.ru_utime) + t(u.ru_stime);
+        }
+    }
+    0.0
+}
+
+/// The 1-minute load average (`/proc/loadavg`), if the system has one.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+async fn measure(svc: &LocalService) -> Result<ServeBench> {
+    let (client, reports) = task_and_reports(svc, REPORTS, REPORTS).await?;
+    let id = client.params().task_id.clone();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(CONCURRENCY)
         .build()?;
     let sem = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
     let mut set = tokio::task::JoinSet::new();
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu_seconds());
     for r in reports {
         let permit = sem.clone().acquire_owned().await?;
         let (c, h) = (client.clone(), http.clone());
@@ -111,6 +201,7 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
         accepted += 1;
     }
     let intake_s = t0.elapsed().as_secs_f64();
+    let intake_cpu = cpu_seconds() - c0;
     let t1 = Instant::now();
     let view = svc
         .wait_for(&id, REPORTS as u64, Duration::from_secs(300))
@@ -131,7 +222,18 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
             reports: REPORTS as u64,
             concurrency: CONCURRENCY,
             seconds: intake_s,
+            cpu_seconds: intake_cpu,
+            reports_per_cpu_second: REPORTS as f64 / intake_cpu,
         },
+        intake_bulk: BulkIntake {
+            reports_per_second: 0.0,
+            reports: 0,
+            reports_per_request: BULK,
+            concurrency: BULK_CONCURRENCY,
+            seconds: 0.0,
+            cpu_seconds: 0.0,
+        },
+        load_average_1m: None,
         end_to_end: EndToEnd {
             latency_seconds: latency,
             batch: rel.reports,
@@ -140,6 +242,45 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
                    (WAL, synchronous FULL, group commit); reports randomized and sealed before \
                    timing; intake = reports / seconds from the first upload to the last \
                    acknowledgement (HTTP/1.1 keep-alive, 128 uploads in flight); end to end = \
-                   last acknowledgement to the released estimate",
+                   last acknowledgement to the released estimate; intake_bulk = the same \
+                   number of reports on a fresh service through the bulk endpoint (100 reports \
+                   per request, 8 requests in flight), each acknowledged after its commit",
+    })
+}
+
+async fn measure_bulk(svc: &LocalService) -> Result<BulkIntake> {
+    // One report short of a batch: nothing is forwarded, only the intake is measured.
+    let (client, reports) = task_and_reports(svc, REPORTS, REPORTS + 1).await?;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(BULK_CONCURRENCY)
+        .build()?;
+    let sem = Arc::new(tokio::sync::Semaphore::new(BULK_CONCURRENCY));
+    let mut set = tokio::task::JoinSet::new();
+    let (t0, c0) = (Instant::now(), cpu_seconds());
+    for chunk in reports.chunks(BULK) {
+        let permit = sem.clone().acquire_owned().await?;
+        let (c, h, chunk) = (client.clone(), http.clone(), chunk.to_vec());
+        set.spawn(async move {
+            let out = c.upload_bulk(&h, &chunk).await;
+            drop(permit);
+            out
+        });
+    }
+    let mut accepted = 0u64;
+    while let Some(r) = set.join_next().await {
+        accepted += r??.accepted;
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - c0;
+    if accepted != REPORTS as u64 {
+        bail!("bulk intake: {accepted} of {REPORTS} reports acknowledged as stored");
+    }
+    Ok(BulkIntake {
+        reports_per_second: REPORTS as f64 / seconds,
+        reports: REPORTS as u64,
+        reports_per_request: BULK,
+        concurrency: BULK_CONCURRENCY,
+        seconds,
+        cpu_seconds: cpu,
     })
 }

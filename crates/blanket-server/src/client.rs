@@ -3,6 +3,7 @@
 
 use crate::crypto::{self, CryptoError};
 use crate::problem::{Problem, PROBLEM_JSON};
+use crate::shuffler::BulkOutcome;
 use crate::task::{ClientParams, Protocol};
 use crate::wire::{hex_decode, Report, Sealed, TaskId, CIPHERTEXT_LEN, WIRE_VERSION};
 use blanket::params::{DomainSize, Gamma, ParamError, Precision};
@@ -159,6 +160,27 @@ impl TaskClient {
             .await?;
         if resp.status().is_success() {
             Ok(())
+        } else {
+            Err(problem_of(resp).await)
+        }
+    }
+
+    /// Uploads several reports (at most [`crate::shuffler::BULK_MAX`]) in one request to the
+    /// shuffler's bulk endpoint; answers each report's outcome once all are durably stored.
+    pub async fn upload_bulk(
+        &self,
+        http: &reqwest::Client,
+        reports: &[Vec<u8>],
+    ) -> Result<BulkOutcome, ClientError> {
+        let body: Vec<u8> = reports.concat();
+        let resp = http
+            .post(format!("{}/bulk", self.params.upload_url))
+            .header("content-type", "application/octet-stream")
+            .body(body)
+            .send()
+            .await?;
+        if resp.status().is_success() {
+            Ok(resp.json().await?)
         } else {
             Err(problem_of(resp).await)
         }

@@ -5,6 +5,8 @@
 //! hands it to the single writer task, which gathers whatever reports are waiting into one
 //! transaction (group commit) and answers each handler only after the commit. A replayed
 //! report id is refused by the primary key of `shuffler_seen` inside that transaction.
+//! A bulk upload (`POST /tasks/{id}/reports/bulk`, up to [`BULK_MAX`] reports) goes whole
+//! into one group and is answered with each report's outcome once committed.
 //!
 //! What is kept. Only (task, report id) for replay protection, and the sealed message until
 //! it is delivered. No address, header, time or per-report order leaves the handler; the
@@ -20,7 +22,7 @@
 use crate::http::{self, REPORT_BODY_LIMIT};
 use crate::problem::Rejection;
 use crate::store::Store;
-use crate::wire::{Batch, Report, ReportId, Sealed, TaskId, MAX_BATCH_REPORTS};
+use crate::wire::{Batch, Report, ReportId, Sealed, TaskId, MAX_BATCH_REPORTS, REPORT_LEN};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -35,8 +37,13 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, Notify};
 
-/// Most reports in one group commit.
+/// Most reports in one group commit (a bulk upload larger than what remains of a group
+/// still goes whole into one).
 const GROUP_MAX: usize = 4096;
+/// Most reports in one bulk upload (`POST /tasks/{id}/reports/bulk`).
+pub const BULK_MAX: usize = 1000;
+/// Largest body of a bulk upload.
+const BULK_BODY_LIMIT: usize = BULK_MAX * REPORT_LEN;
 /// How often the forwarder looks for full batches.
 const TICK: Duration = Duration::from_millis(100);
 /// How long a replica holds a batch it is delivering before another may take it over.
@@ -51,12 +58,23 @@ pub struct ShufflerTask {
     pub deadline_unix: u64,
 }
 
-type Job = (
-    TaskId,
-    ReportId,
-    Sealed,
-    oneshot::Sender<Result<bool, Rejection>>,
-);
+/// Reports handed to the writer by one request, and where to answer once they are committed
+/// (`true`: stored; `false`: its report id was already accepted).
+struct Job {
+    reports: Vec<(TaskId, ReportId, Sealed)>,
+    answer: oneshot::Sender<Result<Vec<bool>, Rejection>>,
+}
+
+/// What a bulk upload did with each of its reports, in request order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BulkOutcome {
+    /// Reports stored (committed before this answer).
+    pub accepted: u64,
+    /// Reports whose id was already accepted (earlier, or earlier in the same upload).
+    pub duplicates: u64,
+    /// `"accepted"` or `"duplicate"`, one per report, in request order.
+    pub results: Vec<String>,
+}
 
 /// The shuffler's shared state.
 pub struct Shuffler {
@@ -90,7 +108,7 @@ impl Shuffler {
                 )
             })
             .collect();
-        let (tx, rx) = mpsc::channel(GROUP_MAX * 4);
+        let (tx, rx) = mpsc::channel(GROUP_MAX);
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(120))
             .build()
@@ -115,6 +133,10 @@ impl Shuffler {
             .route(
                 "/tasks/{id}/reports",
                 post(upload).layer(DefaultBodyLimit::max(REPORT_BODY_LIMIT)),
+            )
+            .route(
+                "/tasks/{id}/reports/bulk",
+                post(upload_bulk).layer(DefaultBodyLimit::max(BULK_BODY_LIMIT)),
             )
             .route("/tasks/{id}/intake", get(intake))
             .route(
@@ -145,12 +167,57 @@ impl Shuffler {
 
     /// Checks and stores one report; `Ok` only once it is committed.
     pub async fn accept(&self, url_task: &str, body: &[u8]) -> Result<(), Rejection> {
+        let report = Report::decode(body)?;
+        let fresh = self.store_reports(url_task, vec![report]).await?;
+        if fresh.first() == Some(&true) {
+            Ok(())
+        } else {
+            Err(Rejection::Duplicate("report"))
+        }
+    }
+
+    /// Checks and stores the reports of a bulk upload (`k` reports of [`REPORT_LEN`] bytes
+    /// each, 1 <= k <= [`BULK_MAX`]), all in one group commit; answers once they are
+    /// committed. Any framing error refuses the whole upload (nothing is stored).
+    pub async fn accept_bulk(&self, url_task: &str, body: &[u8]) -> Result<BulkOutcome, Rejection> {
+        if body.is_empty()
+            || !body.len().is_multiple_of(REPORT_LEN)
+            || body.len() > BULK_MAX * REPORT_LEN
+        {
+            return Err(Rejection::WrongLength {
+                field: "bulk body (a multiple of the report length, at most 1000 reports)",
+                expected: (body.len() / REPORT_LEN).clamp(1, BULK_MAX) * REPORT_LEN,
+                got: body.len(),
+            });
+        }
+        let reports = body
+            .chunks_exact(REPORT_LEN)
+            .map(Report::decode)
+            .collect::<Result<Vec<_>, _>>()?;
+        let fresh = self.store_reports(url_task, reports).await?;
+        let accepted = fresh.iter().filter(|f| **f).count() as u64;
+        Ok(BulkOutcome {
+            accepted,
+            duplicates: fresh.len() as u64 - accepted,
+            results: fresh
+                .iter()
+                .map(|f| if *f { "accepted" } else { "duplicate" }.to_string())
+                .collect(),
+        })
+    }
+
+    /// Checks the reports' task and deadline and hands them to the writer: for each, whether
+    /// it was stored (`false`: a duplicate), once the group holding them committed.
+    async fn store_reports(
+        &self,
+        url_task: &str,
+        reports: Vec<Report>,
+    ) -> Result<Vec<bool>, Rejection> {
         let url_id =
             TaskId::parse(url_task).ok_or_else(|| Rejection::UnknownTask(url_task.to_string()))?;
-        let report = Report::decode(body)?;
-        if report.task != url_id {
+        if let Some(r) = reports.iter().find(|r| r.task != url_id) {
             return Err(Rejection::WrongTask {
-                report: report.task.hex(),
+                report: r.task.hex(),
                 url: url_id.hex(),
             });
         }
@@ -162,19 +229,24 @@ impl Shuffler {
             return Err(Rejection::TaskClosed(url_id.hex()));
         }
         let (tx, rx) = oneshot::channel();
+        let job = Job {
+            reports: reports
+                .into_iter()
+                .map(|r| (r.task, r.id, r.sealed))
+                .collect(),
+            answer: tx,
+        };
         self.intake
-            .send((report.task, report.id, report.sealed, tx))
+            .send(job)
             .await
             .map_err(|_| Rejection::Storage("the writer stopped".into()))?;
-        match rx.await {
-            Ok(Ok(true)) => {
-                self.wake.notify_one();
-                Ok(())
-            }
-            Ok(Ok(false)) => Err(Rejection::Duplicate("report")),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(Rejection::Storage("the writer stopped".into())),
+        let fresh = rx
+            .await
+            .map_err(|_| Rejection::Storage("the writer stopped".into()))??;
+        if fresh.contains(&true) {
+            self.wake.notify_one();
         }
+        Ok(fresh)
     }
 
     /// Registers a task (idempotent).
@@ -257,21 +329,38 @@ fn secure_rng() -> Result<SecureRng, Rejection> {
     SecureRng::from_os().map_err(|e| Rejection::Storage(e.to_string()))
 }
 
-/// The group-commit writer: one transaction for every report waiting, answers after commit.
+/// The group-commit writer: waits for a request, takes every request already waiting (up
+/// to [`GROUP_MAX`] reports), stores them all in one transaction, and answers each request
+/// only after the commit (or with the error, nothing of the group stored).
 async fn writer(store: Store, mut rx: mpsc::Receiver<Job>) {
-    let mut jobs: Vec<Job> = Vec::with_capacity(GROUP_MAX);
-    while rx.recv_many(&mut jobs, GROUP_MAX).await > 0 {
-        let rows: Vec<(TaskId, ReportId, Sealed)> = jobs
-            .iter()
-            .map(|(t, id, s, _)| (*t, *id, s.clone()))
-            .collect();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut rows: Vec<(TaskId, ReportId, Sealed)> = Vec::with_capacity(GROUP_MAX);
+    while let Some(first) = rx.recv().await {
+        jobs.push(first);
+        let mut n = jobs[0].reports.len();
+        while n < GROUP_MAX {
+            match rx.try_recv() {
+                Ok(job) => {
+                    n += job.reports.len();
+                    jobs.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        rows.clear();
+        for j in &jobs {
+            rows.extend_from_slice(&j.reports);
+        }
         let result = store.commit_reports(&rows).await;
-        for (i, (_, _, _, answer)) in jobs.drain(..).enumerate() {
+        let mut at = 0;
+        for job in jobs.drain(..) {
+            let k = job.reports.len();
             let r = match &result {
-                Ok(fresh) => Ok(fresh[i]),
+                Ok(fresh) => Ok(fresh[at..at + k].to_vec()),
                 Err(e) => Err(e.clone()),
             };
-            let _ = answer.send(r);
+            at += k;
+            let _ = job.answer.send(r);
         }
     }
 }
@@ -297,6 +386,15 @@ async fn upload(
     let body = http::body(body, REPORT_BODY_LIMIT)?;
     s.accept(&id, &body).await?;
     Ok(StatusCode::CREATED)
+}
+
+async fn upload_bulk(
+    State(s): State<Arc<Shuffler>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<BulkOutcome>, Rejection> {
+    let body = http::body(body, BULK_BODY_LIMIT)?;
+    Ok(Json(s.accept_bulk(&id, &body).await?))
 }
 
 async fn register(

@@ -8,12 +8,14 @@
 //! writing transaction, never by a read before a write.
 
 use crate::problem::Rejection;
-use crate::wire::{ReportId, Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
+use crate::wire::{Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 use std::str::FromStr;
 use std::time::Duration;
+
+mod intake;
 
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -213,42 +215,6 @@ impl Store {
                     ))
                 })
                 .collect()
-        })
-    }
-
-    /// Stores a group of reports in one transaction: `true` for each one stored, `false` for
-    /// each whose (task, report id) was already there (the primary key decides, also between
-    /// two copies in one group). Returns only after the commit.
-    pub async fn commit_reports(
-        &self,
-        reports: &[(TaskId, ReportId, Sealed)],
-    ) -> Result<Vec<bool>, Rejection> {
-        on_pool!(self, p, pg => {
-            let seen_q = sql(pg, "INSERT INTO shuffler_seen (task_id, report_id) VALUES ($1, $2)
-                                  ON CONFLICT DO NOTHING");
-            let pend_q = sql(pg, "INSERT INTO shuffler_pending (task_id, enc, ct) VALUES ($1, $2, $3)");
-            let mut tx = p.begin_with(begin(pg)).await?;
-            let mut fresh = Vec::with_capacity(reports.len());
-            for (task, id, sealed) in reports {
-                let new = sqlx::query(&seen_q)
-                    .bind(&task.0[..])
-                    .bind(&id[..])
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected()
-                    == 1;
-                if new {
-                    sqlx::query(&pend_q)
-                        .bind(&task.0[..])
-                        .bind(&sealed.enc[..])
-                        .bind(&sealed.ct[..])
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                fresh.push(new);
-            }
-            tx.commit().await?;
-            Ok(fresh)
         })
     }
 
@@ -488,16 +454,31 @@ impl Store {
             if inserted.rows_affected() == 0 {
                 return Err(Rejection::Duplicate("batch"));
             }
-            let seen_q = sql(pg,
-                "INSERT INTO analyzer_seen (task_id, enc) VALUES ($1, $2) ON CONFLICT DO NOTHING");
-            let mut fresh = Vec::with_capacity(encs.len());
-            for enc in encs {
-                let r = sqlx::query(&seen_q)
-                    .bind(&task.0[..])
-                    .bind(&enc[..])
-                    .execute(&mut *tx)
-                    .await?;
-                fresh.push(r.rows_affected() == 1);
+            // Multi-row inserts (see `intake`): the returned keys are the ones this batch
+            // inserted; each is claimed by its first report in the batch. Sorted by key for a
+            // fixed lock order between replicas.
+            let mut order: Vec<usize> = (0..encs.len()).collect();
+            order.sort_by_key(|&i| encs[i]);
+            let mut fresh = vec![false; encs.len()];
+            let mut start = 0;
+            for len in intake::chunk_lengths(order.len()) {
+                let chunk = &order[start..start + len];
+                start += len;
+                let q = intake::multi_insert(pg, "INSERT INTO analyzer_seen (task_id, enc)", 2, len,
+                    " ON CONFLICT DO NOTHING RETURNING enc");
+                let mut query = sqlx::query(&q);
+                for &i in chunk {
+                    query = query.bind(&task.0[..]).bind(&encs[i][..]);
+                }
+                let mut inserted = std::collections::HashSet::with_capacity(len);
+                for row in query.fetch_all(&mut *tx).await? {
+                    inserted.insert(row.get::<Vec<u8>, _>(0));
+                }
+                for &i in chunk {
+                    if inserted.remove(&encs[i][..]) {
+                        fresh[i] = true;
+                    }
+                }
             }
             let (reports, rejected, duplicates, state) = finish(&fresh)?;
             sqlx::query(&sql(pg,

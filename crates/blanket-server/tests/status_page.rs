@@ -9,7 +9,7 @@ use common::{loose, Service};
 use std::process::Command;
 
 /// Every route the servers answer (method, OpenAPI path).
-const ROUTES: [(&str, &str); 13] = [
+const ROUTES: [(&str, &str); 14] = [
     ("get", "/healthz"),
     ("post", "/tasks"),
     ("get", "/tasks"),
@@ -18,6 +18,7 @@ const ROUTES: [(&str, &str); 13] = [
     ("post", "/tasks/{id}/release"),
     ("get", "/tasks/{id}/releases"),
     ("post", "/tasks/{id}/reports"),
+    ("post", "/tasks/{id}/reports/bulk"),
     ("get", "/tasks/{id}/intake"),
     ("put", "/internal/tasks/{id}"),
     ("post", "/internal/batches"),
@@ -77,7 +78,7 @@ async fn status_page_openapi_and_screenshot() {
             "{method} {path} not described"
         );
     }
-    assert_eq!(api["paths"].as_object().unwrap().len(), 12);
+    assert_eq!(api["paths"].as_object().unwrap().len(), 13);
 
     // The page: task row, one bar per category, the trust warning (role all).
     let html = http

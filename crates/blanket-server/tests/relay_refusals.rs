@@ -347,5 +347,9 @@ async fn bad_posts_are_refused_with_typed_reasons() {
         .unwrap();
     assert!(st["cheaters"].as_array().unwrap().is_empty(), "{st}");
     assert_eq!(st["error"], serde_json::Value::Null, "{st}");
+    // The run is on the relay's status page.
+    let page = api.http.get(format!("{}/", api.base)).send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.text().await.unwrap().contains(&task));
     server.stop().await;
 }

@@ -43,6 +43,7 @@ impl RelayService {
     /// The relay's routes.
     pub fn router(self: &Arc<Self>) -> Router {
         Router::new()
+            .route("/", get(page))
             .route(
                 "/relay/tasks",
                 post(create).layer(DefaultBodyLimit::max(http::JSON_BODY_LIMIT)),
@@ -59,6 +60,41 @@ impl RelayService {
             )
             .with_state(Arc::clone(self))
     }
+}
+
+/// The relay's status page (`GET /`): every run, its phase, round, registrations, cheaters
+/// named and parties timed out (generated HTML, no script, no external resource).
+async fn page(State(s): State<Arc<RelayService>>) -> axum::response::Html<String> {
+    use crate::status_page::escape;
+    use std::fmt::Write as _;
+    let mut runs = s.statuses().await;
+    runs.sort_by(|a, b| a.task.cmp(&b.task));
+    let mut h = String::from(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>blanket relay</title></head><body>\
+         <h1>blanket relay</h1><p>The clients' verifiable shuffle: this server only relays and verifies; \
+         no party is trusted to shuffle.</p><table border=\"1\" cellpadding=\"4\"><tr><th>task</th>\
+         <th>variant</th><th>registered</th><th>phase</th><th>round</th><th>delivered</th>\
+         <th>messages</th><th>cheaters named</th><th>silent</th><th>error</th></tr>",
+    );
+    for r in &runs {
+        let _ = write!(
+            h,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.task),
+            escape(&r.spec.variant),
+            r.registered,
+            r.spec.clients,
+            escape(&r.phase),
+            r.round,
+            if r.delivered { "yes" } else { "no" },
+            r.output.as_ref().map_or(0, |o| o.messages.len()),
+            r.cheaters.len(),
+            r.silent.len(),
+            escape(r.error.as_deref().unwrap_or("")),
+        );
+    }
+    h.push_str("</table></body></html>");
+    axum::response::Html(h)
 }
 
 async fn create(

@@ -237,7 +237,7 @@ async fn bad_posts_are_refused_with_typed_reasons() {
     let me = &clients[c as usize];
 
     // Another client's id: signed by `other` for index c, or by c's key for index `other`.
-    let body = auth::frame(&[reply.clone()]);
+    let body = auth::frame(std::slice::from_ref(&reply));
     let impostor = &clients[other as usize];
     Api::expect_problem(
         api.post(&task, &cs, 1, body.clone(), impostor, c).await,

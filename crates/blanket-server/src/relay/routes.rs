@@ -269,7 +269,7 @@ async fn messages(
     if accepted == 0 {
         if let Some(Err(first)) = results.first() {
             return Err(Rejection::RelayRefused {
-                reason: refusal_reason(&first),
+                reason: refusal_reason(first),
                 detail: first.to_string(),
             });
         }

@@ -219,3 +219,50 @@ async fn two_hundred_clients_amortized_match_the_in_memory_run() {
 async fn two_hundred_clients_alternating_match_the_in_memory_run() {
     check(200, "alternating", 13, 5_000).await;
 }
+
+/// Real clients (`blanket client run --task ID --value V`: fresh keys and OS randomness, the
+/// next free index, the seed derived from the registered keys): the relay delivers exactly
+/// their values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_clients_deliver_their_values() {
+    let server = relay().await;
+    let spec = TaskSpec {
+        alpha: 0.0,
+        gamma: 0.0,
+        round_timeout_ms: 60_000,
+        ..TaskSpec::new(8)
+    };
+    let task = client::create_task(&server.url, &spec).await.unwrap();
+    let values: Vec<u64> = (0..8).map(|i| 100 + i * 3).collect();
+    let handles: Vec<_> = values
+        .iter()
+        .map(|&v| {
+            let (url, task) = (server.url.clone(), task.clone());
+            tokio::spawn(async move { client::run_client(&url, &task, vec![v], opts()).await })
+        })
+        .collect();
+    let mut indices = Vec::new();
+    for h in handles {
+        let (rep, st) = h.await.unwrap().unwrap();
+        assert!(rep.errors.is_empty(), "{:?}", rep.errors);
+        assert!(st.delivered, "{:?}", st.error);
+        indices.push(rep.index);
+    }
+    indices.sort_unstable();
+    assert_eq!(indices, (0..8).collect::<Vec<u32>>());
+    let st = client::Connection::new(&server.url, &task, opts())
+        .unwrap()
+        .status()
+        .await
+        .unwrap();
+    let mut got = st.output.unwrap().messages;
+    got.sort_unstable();
+    assert_eq!(got, values);
+    assert!(st.cheaters.is_empty() && st.silent.is_empty());
+    // A ninth client is refused: registration closed at 8.
+    let e = client::run_client(&server.url, &task, vec![1], opts())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("task-closed"), "{e}");
+    server.stop().await;
+}

@@ -141,3 +141,39 @@ fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn client_run_refuses_bad_arguments_with_clear_errors() {
+    fails_with(
+        &["client", "run", "--relay", "http://127.0.0.1:9"],
+        "--task is required",
+    );
+    fails_with(
+        &[
+            "client",
+            "run",
+            "--relay",
+            "http://127.0.0.1:9",
+            "--task",
+            "zz",
+            "--value",
+            "1",
+        ],
+        "--task must be 32 hex digits",
+    );
+    fails_with(
+        &[
+            "client",
+            "run",
+            "--relay",
+            "http://127.0.0.1:9",
+            "--simulate",
+            "10",
+            "--request-timeout-ms",
+            "100",
+            "--poll-wait-ms",
+            "200",
+        ],
+        "must exceed --poll-wait-ms",
+    );
+}

@@ -67,6 +67,9 @@ enum Command {
     Task(cmd::task::TaskCommand),
     /// Randomize a value locally, seal it to the analyzer and submit it to the shuffler.
     Submit(cmd::submit::SubmitArgs),
+    /// Clients of the relay (`serve --role relay`): the clients' verifiable shuffle over HTTP.
+    #[command(subcommand)]
+    Client(cmd::client::ClientCommand),
     /// Print a shell completion script (e.g. `blanket completions bash > blanket.bash`).
     Completions {
         /// The shell.
@@ -144,6 +147,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Serve(a) => cmd::serve::run(&a),
         Command::Task(c) => cmd::task::run(&c),
         Command::Submit(a) => cmd::submit::run(&a),
+        Command::Client(c) => cmd::client::run(&c),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());

@@ -63,6 +63,18 @@ pub fn prove_in<R: RngCore + CryptoRng>(
     SchnorrProof { c, s }
 }
 
+/// Prove knowledge of the secret half of `keys` on a transcript the caller
+/// primed (with a message in it this is a Schnorr signature under
+/// `keys.public`, the relay's request authentication in blanket-server;
+/// verify with [`verify_in`] and `keys.public.point()`).
+pub fn prove_keypair_in<R: RngCore + CryptoRng>(
+    t: ProofTranscript,
+    keys: &crate::elgamal::Keypair,
+    rng: &mut R,
+) -> SchnorrProof {
+    prove_in(t, keys.public.point(), &keys.secret.0, rng)
+}
+
 /// Verify a proof made by [`prove_in`] on an identically primed transcript.
 pub fn verify_in(
     mut t: ProofTranscript,

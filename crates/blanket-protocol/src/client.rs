@@ -133,6 +133,12 @@ impl<R: RngCore + CryptoRng> Client<R> {
         self.id
     }
 
+    /// The long-term key pair (its public half is registered with the relay;
+    /// a networked client also signs its requests with it).
+    pub fn keys(&self) -> &Keypair {
+        &self.keys
+    }
+
     /// The registered long-term public key.
     pub fn public_key(&self) -> PublicKey {
         self.keys.public

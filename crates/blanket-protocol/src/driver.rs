@@ -308,6 +308,37 @@ fn request_kind(bytes: &[u8]) -> Option<Kind> {
 }
 
 impl Party {
+    /// Client `i` of the simulation `cfg` (keys, randomness and fate from
+    /// the seed), in the public `roles` the seed draws.
+    fn new(cfg: &SimConfig, roles: &Roles, i: u32) -> Self {
+        let (run_id, _) = run_id_and_seed(cfg.seed);
+        let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed);
+        rng.set_stream(i as u64 + 1);
+        let keys = Keypair::generate(&mut rng);
+        let mut tamper = ChaCha20Rng::seed_from_u64(cfg.seed ^ 0x7a3b);
+        tamper.set_stream(i as u64 + 1);
+        let fate = cfg.fates[i as usize];
+        // A client with the wrong-proof-system behaviour proves with the
+        // other system (the relay must name it).
+        let proof = match (fate, cfg.params.proof) {
+            (Fate::Malicious(Behaviour::WrongProofSystem), ProofSystem::TereliusWikstrom) => {
+                ProofSystem::BayerGroth
+            }
+            (Fate::Malicious(Behaviour::WrongProofSystem), ProofSystem::BayerGroth) => {
+                ProofSystem::TereliusWikstrom
+            }
+            (_, p) => p,
+        };
+        Party {
+            client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng)
+                .with_proof(proof),
+            fate,
+            role_replies: role_replies(roles, i),
+            tamper,
+            last_reply: None,
+        }
+    }
+
     fn act(&mut self, id: u32, bytes: &[u8]) -> Outcome {
         let mut o = Outcome {
             id,
@@ -352,6 +383,94 @@ impl Party {
     }
 }
 
+/// One simulated client of a [`SimConfig`], for a transport other than
+/// this in-memory driver (the service's `--simulate` clients): the same
+/// keys, randomness, fate and malicious behaviour as client `i` of
+/// [`run`] with the same configuration, so that a run over a network
+/// sends the same messages as the in-memory run.
+pub struct SimClient {
+    id: u32,
+    party: Party,
+}
+
+/// What a [`SimClient`] did with one request.
+#[derive(Clone, Debug, Default)]
+pub struct SimAction {
+    /// The envelopes to send to the relay (none when silent or dropped
+    /// out; several for the equivocating and replaying behaviours, to be
+    /// delivered together, before the round can close).
+    pub replies: Vec<Vec<u8>>,
+    /// The client refused the request (an honest client's error is a bug).
+    pub error: Option<String>,
+    /// This client dropped out at this request (it stays silent from now on).
+    pub dropped: bool,
+}
+
+impl SimClient {
+    /// Client `i` of the simulation `cfg`.
+    pub fn new(cfg: &SimConfig, i: u32) -> Result<Self, SimError> {
+        let n = cfg.params.clients;
+        if i >= n || cfg.fates.len() != n as usize || cfg.inputs.len() != n as usize {
+            return Err(SimError::Length {
+                what: "fates or inputs",
+                got: cfg.fates.len().min(cfg.inputs.len()),
+                clients: n,
+            });
+        }
+        let roles = roles_for(&cfg.params, cfg.seed);
+        Ok(SimClient {
+            id: i,
+            party: Party::new(cfg, &roles, i),
+        })
+    }
+    /// Every client of the simulation `cfg`, by index (the roles drawn once).
+    pub fn all(cfg: &SimConfig) -> Result<Vec<Self>, SimError> {
+        let n = cfg.params.clients;
+        for (what, got) in [("fates", cfg.fates.len()), ("inputs", cfg.inputs.len())] {
+            if got != n as usize {
+                return Err(SimError::Length {
+                    what,
+                    got,
+                    clients: n,
+                });
+            }
+        }
+        let roles = roles_for(&cfg.params, cfg.seed);
+        Ok((0..n)
+            .into_par_iter()
+            .map(|i| SimClient {
+                id: i,
+                party: Party::new(cfg, &roles, i),
+            })
+            .collect())
+    }
+    /// The client's id (its index in the directory).
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+    /// Its long-term key pair (registered with the relay).
+    pub fn keys(&self) -> &Keypair {
+        self.party.client.keys()
+    }
+    /// Its fate.
+    pub fn fate(&self) -> Fate {
+        self.party.fate
+    }
+    /// Handle one request from the relay.
+    pub fn act(&mut self, bytes: &[u8]) -> SimAction {
+        let dropped = match (self.party.fate, request_kind(bytes)) {
+            (Fate::DropAt(at), Some(k)) => k >= at,
+            _ => false,
+        };
+        let o = self.party.act(self.id, bytes);
+        SimAction {
+            replies: o.replies,
+            error: o.error,
+            dropped,
+        }
+    }
+}
+
 /// Run a simulation; `progress` is called after every round.
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimReport, SimError> {
     let wall = Instant::now();
@@ -384,42 +503,13 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         });
     }
     let (run_id, public_seed) = run_id_and_seed(cfg.seed);
+    let roles = roles_for(&params, cfg.seed);
     let mut parties: Vec<Party> = (0..n)
         .into_par_iter()
-        .map(|i| {
-            let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed);
-            rng.set_stream(i as u64 + 1);
-            let keys = Keypair::generate(&mut rng);
-            let mut tamper = ChaCha20Rng::seed_from_u64(cfg.seed ^ 0x7a3b);
-            tamper.set_stream(i as u64 + 1);
-            let fate = cfg.fates[i as usize];
-            // A client with the wrong-proof-system behaviour proves with the
-            // other system (the relay must name it).
-            let proof = match (fate, params.proof) {
-                (Fate::Malicious(Behaviour::WrongProofSystem), ProofSystem::TereliusWikstrom) => {
-                    ProofSystem::BayerGroth
-                }
-                (Fate::Malicious(Behaviour::WrongProofSystem), ProofSystem::BayerGroth) => {
-                    ProofSystem::TereliusWikstrom
-                }
-                (_, p) => p,
-            };
-            Party {
-                client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng)
-                    .with_proof(proof),
-                fate,
-                role_replies: &[],
-                tamper,
-                last_reply: None,
-            }
-        })
+        .map(|i| Party::new(cfg, &roles, i))
         .collect();
     let directory = parties.iter().map(|p| p.client.public_key()).collect();
     let mut relay = Relay::new(params, run_id, public_seed, directory, cfg.timeout_ms)?;
-    let roles = relay.roles().clone();
-    for (i, p) in parties.iter_mut().enumerate() {
-        p.role_replies = role_replies(&roles, i as u32);
-    }
 
     let mut sent = vec![0u64; n as usize];
     let mut received = vec![0u64; n as usize];

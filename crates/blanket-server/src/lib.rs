@@ -24,6 +24,7 @@ pub mod client;
 pub mod crypto;
 pub mod http;
 pub mod problem;
+pub mod relay;
 pub mod release;
 pub mod server;
 pub mod shuffler;

@@ -94,6 +94,20 @@ pub enum Rejection {
     /// The route exists, not with this method.
     #[error("method not allowed on this route")]
     MethodNotAllowed,
+    /// The relay refused a client's protocol message (`reason`: `wrong-round`, `replay`,
+    /// `sender-mismatch`, `wrong-run`, `not-expected`, `equivocation`, `wrong-kind`,
+    /// `misaddressed`, `malformed-envelope`, `not-started`, `run-over`).
+    #[error("{detail}")]
+    RelayRefused {
+        /// The typed reason.
+        reason: &'static str,
+        /// What happened.
+        detail: String,
+    },
+    /// A relay request whose signature does not verify under the registered key of the
+    /// client it names.
+    #[error("bad signature: {0}")]
+    BadSignature(String),
     /// The database failed (our side).
     #[error("storage error: {0}")]
     Storage(String),
@@ -122,6 +136,8 @@ impl Rejection {
             Self::UnsupportedMediaType(_) => "unsupported-media-type",
             Self::NotFound(_) => "not-found",
             Self::MethodNotAllowed => "method-not-allowed",
+            Self::RelayRefused { reason, .. } => reason,
+            Self::BadSignature(_) => "bad-signature",
             Self::Storage(_) => "storage",
             Self::PeerUnavailable(_) => "peer-unavailable",
         }
@@ -145,6 +161,12 @@ impl Rejection {
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::RelayRefused { reason, .. } => match *reason {
+                "malformed-envelope" => StatusCode::BAD_REQUEST,
+                "run-over" => StatusCode::GONE,
+                _ => StatusCode::CONFLICT,
+            },
+            Self::BadSignature(_) => StatusCode::UNAUTHORIZED,
             Self::Storage(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::PeerUnavailable(_) => StatusCode::BAD_GATEWAY,
         }

@@ -21,6 +21,8 @@ pub enum Role {
     Analyzer,
     /// Both in one process: a demo; the trust separation is lost.
     All,
+    /// The relay of the clients' verifiable shuffle ([`crate::relay`]): no trusted shuffler.
+    Relay,
 }
 
 impl Role {
@@ -30,6 +32,7 @@ impl Role {
             Self::Shuffler => "shuffler",
             Self::Analyzer => "analyzer",
             Self::All => "all",
+            Self::Relay => "relay",
         }
     }
 }
@@ -65,6 +68,8 @@ pub struct Running {
     pub shuffler: Option<std::sync::Arc<Shuffler>>,
     /// The analyzer, if this process runs it.
     pub analyzer: Option<std::sync::Arc<Analyzer>>,
+    /// The relay, if this process runs it.
+    pub relay: Option<std::sync::Arc<crate::relay::RelayService>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -102,6 +107,16 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
         .map_err(|e| Rejection::Storage(e.to_string()))?;
     let url = format!("http://{addr}");
     let store = Store::open(&config.db).await?;
+    if config.role == Role::Relay {
+        let relay = crate::relay::RelayService::open(store).await?;
+        let app = Router::new()
+            .route(
+                "/healthz",
+                get(|| async { Json(serde_json::json!({"role": "relay"})) }),
+            )
+            .merge(relay.router());
+        return Ok(serve(app, listener, addr, url, None, None, Some(relay)));
+    }
     let (peer_url, token) = match config.role {
         Role::All => {
             let token = match config.peer_token.filter(|t| !t.is_empty()) {
@@ -124,6 +139,7 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
                 "the secret shared with the analyzer",
             )?,
         ),
+        Role::Relay => unreachable_relay()?,
         Role::Analyzer => (
             need(config.peer_url, "shuffler", "the shuffler's base URL")?,
             need(
@@ -155,6 +171,23 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
         app = app.merge(a.router());
         analyzer = Some(a);
     }
+    Ok(serve(app, listener, addr, url, shuffler, analyzer, None))
+}
+
+/// The relay role returns before the peer configuration (it has no peer).
+fn unreachable_relay() -> Result<(String, String), Rejection> {
+    Err(Rejection::Storage("the relay role has no peer".into()))
+}
+
+fn serve(
+    app: Router,
+    listener: TcpListener,
+    addr: SocketAddr,
+    url: String,
+    shuffler: Option<std::sync::Arc<Shuffler>>,
+    analyzer: Option<std::sync::Arc<Analyzer>>,
+    relay: Option<std::sync::Arc<crate::relay::RelayService>>,
+) -> Running {
     let app = app
         .fallback(http::not_found)
         .method_not_allowed_fallback(http::method_not_allowed);
@@ -166,12 +199,13 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
             })
             .await
     });
-    Ok(Running {
+    Running {
         addr,
         url,
         shuffler,
         analyzer,
+        relay,
         stop: Some(stop),
         task,
-    })
+    }
 }

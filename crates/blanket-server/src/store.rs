@@ -24,11 +24,11 @@ static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 /// PostgreSQL (replicas of a role sharing it).
 #[derive(Clone, Debug)]
 pub struct Store {
-    backend: Backend,
+    pub(crate) backend: Backend,
 }
 
 #[derive(Clone, Debug)]
-enum Backend {
+pub(crate) enum Backend {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
@@ -95,10 +95,11 @@ macro_rules! on_pool {
         }
     };
 }
+pub(crate) use on_pool;
 
 /// The SQL for the backend: queries are written with PostgreSQL's `$N` parameters, which
 /// SQLite spells `?N`.
-fn sql(pg: bool, q: &str) -> String {
+pub(crate) fn sql(pg: bool, q: &str) -> String {
     if pg {
         q.to_string()
     } else {
@@ -108,7 +109,7 @@ fn sql(pg: bool, q: &str) -> String {
 
 /// The statement opening a write transaction: SQLite takes its write lock at once
 /// (`BEGIN IMMEDIATE`), so a transaction that reads first never fails to upgrade.
-fn begin(pg: bool) -> &'static str {
+pub(crate) fn begin(pg: bool) -> &'static str {
     if pg {
         "BEGIN"
     } else {

@@ -4,6 +4,7 @@ pub mod account;
 pub mod audit;
 pub mod bench;
 pub mod calibrate;
+pub mod client;
 pub mod common;
 pub mod compare_frequency;
 pub mod compare_sum;

@@ -13,6 +13,9 @@ pub enum RoleArg {
     Analyzer,
     /// Both in one process: a demo only (the trust separation is lost).
     All,
+    /// The relay of the clients' verifiable shuffle (no trusted shuffler; clients with
+    /// `blanket client run`).
+    Relay,
 }
 
 impl From<RoleArg> for Role {
@@ -21,6 +24,7 @@ impl From<RoleArg> for Role {
             RoleArg::Shuffler => Role::Shuffler,
             RoleArg::Analyzer => Role::Analyzer,
             RoleArg::All => Role::All,
+            RoleArg::Relay => Role::Relay,
         }
     }
 }
@@ -62,7 +66,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let peer_url = match role {
         Role::Shuffler => a.analyzer.clone(),
         Role::Analyzer => a.shuffler.clone(),
-        Role::All => None,
+        Role::All | Role::Relay => None,
     };
     if role == Role::All {
         eprintln!("{}", "!".repeat(78));

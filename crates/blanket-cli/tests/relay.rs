@@ -1,0 +1,179 @@
+//! The relay role as deployed (`blanket serve --role relay`, a child process with a SQLite
+//! file): killed with SIGKILL at a step drawn from a fixed seed and restarted on the same
+//! database and port, it resumes the run by replaying its log; the simulated clients retry
+//! through the outage and the run ends with the same output as the in-memory run with the
+//! same inputs (which an uninterrupted relay reproduces, `blanket-server/tests/relay.rs`).
+
+mod common;
+use common::*;
+
+use blanket_protocol::driver::{self, SimConfig};
+use blanket_server::relay::api::TaskSpec;
+use blanket_server::relay::client::{self, ClientOptions};
+use rand_core::{RngCore, SeedableRng};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Relay(Child);
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn relay(db: &str, port: u16) -> Relay {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(["serve", "--role", "relay", "--db", db, "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("blanket serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the relay prints its address");
+    assert!(line.starts_with("listening on "), "{line:?}");
+    Relay(child)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
+    const SEED: u64 = 41;
+    let dir = temp_dir("relay-kill");
+    let db = format!("sqlite://{}", dir.join("relay.db").display());
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let spec = TaskSpec {
+        alpha: 0.0,
+        gamma: 0.0,
+        round_timeout_ms: 60_000,
+        sim_seed: Some(SEED),
+        ..TaskSpec::new(20)
+    };
+    let params = spec.params().unwrap();
+    let inputs = (0..20u64).map(|i| vec![i * 37 % 100]).collect();
+    let cfg = SimConfig::random(params, 0, 0, &[], inputs, SEED);
+    let mem = driver::run(&cfg, &mut |_| {}).unwrap();
+    assert!(mem.delivered && mem.correct);
+    // The kill point: a log length drawn from a fixed seed, before the run can end (a run of
+    // 20 honest clients logs 1 start, 20 submissions, the DKG answers and ~6 round closes).
+    let kill_at = 3 + rand_chacha::ChaCha20Rng::seed_from_u64(SEED).next_u64() % 20;
+
+    let mut server = relay(&db, port);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let opts = ClientOptions {
+        poll_wait_ms: 5_000,
+        request_timeout_ms: 30_000,
+        retries: 60,
+        retry_backoff_ms: 100,
+    };
+    let report = rt.block_on(async {
+        let task = client::create_task(&url, &spec).await.unwrap();
+        let sim = {
+            let (url, task, cfg) = (url.clone(), task.clone(), cfg.clone());
+            tokio::spawn(async move {
+                client::simulate(&url, &task, &cfg, opts, Arc::new(AtomicUsize::new(0))).await
+            })
+        };
+        let mut conn = client::Connection::new(&url, &task, opts).unwrap();
+        let t0 = Instant::now();
+        loop {
+            let st = conn.status().await.unwrap();
+            assert!(
+                !st.finished,
+                "the run ended before the kill point {kill_at}"
+            );
+            if st.log_entries >= kill_at {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(120), "no progress");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        server.0.kill().unwrap(); // SIGKILL
+        server.0.wait().unwrap();
+        server = relay(&db, port);
+        sim.await.unwrap().unwrap()
+    });
+    drop(server);
+    let st = &report.status;
+    assert!(st.delivered, "{:?}", st.error);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let out = st.output.as_ref().unwrap();
+    let mo = mem.output.as_ref().unwrap();
+    // The same output as without the kill: same rounds, same accepted clients (each once),
+    // same shufflers, and the same messages in the same shuffled order.
+    assert_eq!(st.round, mem.rounds);
+    assert_eq!(out.accepted_clients, mo.accepted_clients);
+    let unique: std::collections::BTreeSet<u32> = out.accepted_clients.iter().copied().collect();
+    assert_eq!(unique.len(), out.accepted_clients.len());
+    assert_eq!(out.shufflers, mo.shufflers);
+    assert_eq!(out.decryptors, mo.decryptors);
+    assert_eq!(out.messages, mo.messages);
+    assert!(st.cheaters.is_empty() && st.silent.is_empty(), "{st:?}");
+    for c in &report.clients {
+        let i = c.index as usize;
+        assert_eq!(c.bytes_sent, mem.bytes_sent[i]);
+        assert_eq!(c.bytes_received, mem.bytes_received[i]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn client_run_refuses_bad_arguments_with_clear_errors() {
+    fails_with(
+        &["client", "run", "--relay", "http://127.0.0.1:9"],
+        "--task is required",
+    );
+    fails_with(
+        &[
+            "client",
+            "run",
+            "--relay",
+            "http://127.0.0.1:9",
+            "--task",
+            "zz",
+            "--value",
+            "1",
+        ],
+        "--task must be 32 hex digits",
+    );
+    fails_with(
+        &[
+            "client",
+            "run",
+            "--relay",
+            "http://127.0.0.1:9",
+            "--simulate",
+            "10",
+            "--request-timeout-ms",
+            "100",
+            "--poll-wait-ms",
+            "200",
+        ],
+        "must exceed --poll-wait-ms",
+    );
+}

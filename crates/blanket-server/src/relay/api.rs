@@ -1,0 +1,262 @@
+//! The relay's JSON bodies, shared by the server ([`super::routes`]) and the clients
+//! ([`super::client`]). The API is described in `docs/protocol.md`, "Over the network".
+
+use crate::problem::Rejection;
+use blanket_crypto::shuffle::ProofSystem;
+use blanket_protocol::params::Variant;
+use blanket_protocol::ProtocolParams;
+use serde::{Deserialize, Serialize};
+
+/// Default round timeout (milliseconds).
+pub const DEFAULT_ROUND_TIMEOUT_MS: u64 = 30_000;
+/// Longest round timeout accepted (milliseconds).
+pub const MAX_ROUND_TIMEOUT_MS: u64 = 3_600_000;
+/// Largest run the relay accepts.
+pub const MAX_CLIENTS: u32 = 1_000_000;
+
+fn d_variant() -> String {
+    "amortized".into()
+}
+fn d_sigma() -> u32 {
+    40
+}
+fn d_eta() -> u32 {
+    10
+}
+fn d_bound() -> f64 {
+    0.05
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_proof() -> String {
+    "tw".into()
+}
+fn d_timeout() -> u64 {
+    DEFAULT_ROUND_TIMEOUT_MS
+}
+
+/// `POST /relay/tasks`: the parameters of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Number of clients n (registration closes at n).
+    pub clients: u32,
+    /// `amortized` (default) or `alternating`.
+    #[serde(default = "d_variant")]
+    pub variant: String,
+    /// Privacy of the shuffle fails with probability at most 2^-sigma (default 40).
+    #[serde(default = "d_sigma")]
+    pub sigma: u32,
+    /// Delivery fails with probability at most 2^-eta (default 10).
+    #[serde(default = "d_eta")]
+    pub eta: u32,
+    /// Dropout bound alpha (default 0.05).
+    #[serde(default = "d_bound")]
+    pub alpha: f64,
+    /// Malicious bound gamma (default 0.05).
+    #[serde(default = "d_bound")]
+    pub gamma: f64,
+    /// Messages per client (default 1).
+    #[serde(default = "d_one")]
+    pub messages_per_client: u32,
+    /// Proof of shuffle: `tw` (Terelius-Wikstrom, default) or `bg` (Bayer-Groth).
+    #[serde(default = "d_proof")]
+    pub proof: String,
+    /// Round timeout in milliseconds (default 30000): a party silent this long after its
+    /// request is timed out.
+    #[serde(default = "d_timeout")]
+    pub round_timeout_ms: u64,
+    /// Simulation only: run id and public seed derived from this seed as the in-memory driver
+    /// does (`blanket_protocol::driver::run_id_and_seed`), so a networked run can be compared
+    /// with an in-memory one. A deployment leaves it out (random run id; seed from the
+    /// registered keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_seed: Option<u64>,
+}
+
+fn out_of_range(field: &str, allowed: &str, value: impl ToString) -> Rejection {
+    Rejection::OutOfRange {
+        field: field.into(),
+        allowed: allowed.into(),
+        value: value.to_string(),
+    }
+}
+
+impl TaskSpec {
+    /// A spec with the defaults for `clients` clients.
+    pub fn new(clients: u32) -> Self {
+        TaskSpec {
+            clients,
+            variant: d_variant(),
+            sigma: d_sigma(),
+            eta: d_eta(),
+            alpha: d_bound(),
+            gamma: d_bound(),
+            messages_per_client: 1,
+            proof: d_proof(),
+            round_timeout_ms: d_timeout(),
+            sim_seed: None,
+        }
+    }
+
+    /// The protocol parameters, or the field out of range.
+    pub fn params(&self) -> Result<ProtocolParams, Rejection> {
+        if self.clients > MAX_CLIENTS {
+            return Err(out_of_range("clients", "3..=1000000", self.clients));
+        }
+        let variant = match self.variant.as_str() {
+            "amortized" => Variant::Amortized,
+            "alternating" => Variant::Alternating,
+            v => return Err(out_of_range("variant", "amortized or alternating", v)),
+        };
+        let proof: ProofSystem = self
+            .proof
+            .parse()
+            .map_err(|_| out_of_range("proof", "tw or bg", &self.proof))?;
+        if !(1..=MAX_ROUND_TIMEOUT_MS).contains(&self.round_timeout_ms) {
+            return Err(out_of_range(
+                "round_timeout_ms",
+                "1..=3600000",
+                self.round_timeout_ms,
+            ));
+        }
+        let p = ProtocolParams::for_variant(
+            variant,
+            self.clients,
+            self.alpha,
+            self.gamma,
+            self.sigma,
+            self.eta,
+            self.messages_per_client,
+        )
+        .map_err(|e| match e {
+            blanket_protocol::ParamsError::OutOfRange {
+                field,
+                value,
+                allowed,
+            } => out_of_range(field, allowed, value),
+            other => Rejection::Infeasible(other.to_string()),
+        })?;
+        Ok(p.with_proof(proof))
+    }
+}
+
+/// The derived parameters of a task (in [`TaskStatus`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// Key committee size c.
+    pub committee: u32,
+    /// Decryption threshold t.
+    pub threshold: u32,
+    /// Chain length k per lane.
+    pub chain: u32,
+    /// Backup shufflers per list.
+    pub backups: u32,
+    /// Shuffle lanes (1 amortized).
+    pub lanes: u32,
+}
+
+/// `POST /relay/tasks/{task}/clients`: register a long-term key.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRequest {
+    /// The client's long-term public key (Ristretto point, 32 bytes, hex).
+    pub public_key: String,
+    /// Schnorr proof of knowledge of its secret key bound to the task (64 bytes, hex).
+    pub proof: String,
+    /// The index asked for (simulations, to match an in-memory run); the next free one if
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+}
+
+/// The answer to a registration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RegisterResponse {
+    /// The task id (hex).
+    pub task: String,
+    /// The client's index (its id in the run).
+    pub index: u32,
+    /// The task's parameters.
+    pub spec: TaskSpec,
+}
+
+/// A named cheater.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheaterJson {
+    /// Client index.
+    pub client: u32,
+    /// Round of the offence.
+    pub round: u32,
+    /// Phase of the offence.
+    pub phase: String,
+    /// What it did.
+    pub offence: String,
+}
+
+/// A party that timed out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SilentJson {
+    /// Client index.
+    pub client: u32,
+    /// Phase it was silent in.
+    pub phase: String,
+}
+
+/// The relay's output once the run delivered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputJson {
+    /// The decrypted messages, in shuffled order.
+    pub messages: Vec<u64>,
+    /// Decrypted points outside the message space.
+    pub undecodable: usize,
+    /// Clients whose submission was accepted.
+    pub accepted_clients: Vec<u32>,
+    /// Shufflers whose shuffle was accepted.
+    pub shufflers: Vec<u32>,
+    /// Key holders whose partials were combined.
+    pub decryptors: Vec<u32>,
+}
+
+/// `GET /relay/tasks/{task}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskStatus {
+    /// The task id (hex).
+    pub task: String,
+    /// Its parameters.
+    pub spec: TaskSpec,
+    /// Derived parameters.
+    pub derived: Derived,
+    /// Keys registered so far.
+    pub registered: u32,
+    /// `registering`, a protocol phase (`DkgDeal` ... `Decrypt`), `Done` or `Failed`.
+    pub phase: String,
+    /// Current round (1-based once started).
+    pub round: u32,
+    /// Deadline of the current round (ms since the Unix epoch).
+    pub deadline_ms: u64,
+    /// The run ended (delivered or failed).
+    pub finished: bool,
+    /// The output reached the relay.
+    pub delivered: bool,
+    /// Why the run failed.
+    pub error: Option<String>,
+    /// Named cheaters.
+    pub cheaters: Vec<CheaterJson>,
+    /// Parties that timed out.
+    pub silent: Vec<SilentJson>,
+    /// The output, once delivered.
+    pub output: Option<OutputJson>,
+    /// Inputs logged (the event log's length).
+    pub log_entries: u64,
+}
+
+/// The answer to a message post: one entry per envelope, `accepted` or the typed reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PostResponse {
+    /// Envelopes accepted.
+    pub accepted: u32,
+    /// Per envelope: `accepted` or the refusal's reason.
+    pub results: Vec<String>,
+}

@@ -1,0 +1,285 @@
+//! The relay's HTTP surface (documented in `docs/protocol.md`, "Over the network"):
+//!
+//! - `POST /relay/tasks` ([`super::api::TaskSpec`]) → 201 [`super::api::TaskStatus`];
+//! - `GET /relay/tasks/{task}` → [`super::api::TaskStatus`];
+//! - `POST /relay/tasks/{task}/clients` ([`super::api::RegisterRequest`]) → 201
+//!   [`super::api::RegisterResponse`];
+//! - `GET /relay/tasks/{task}/clients/{i}/inbox?after=SEQ&wait_ms=W` → 200 with the envelope
+//!   of message `SEQ + 1` (header `blanket-seq`), 204 if none came within `W` ms, 410
+//!   `run-over` once the run ended with nothing more for this client;
+//! - `POST /relay/tasks/{task}/clients/{i}/messages` (headers `blanket-seq`,
+//!   `blanket-signature`; body [`super::auth::frame`]d envelopes) → 200
+//!   [`super::api::PostResponse`] if at least one envelope was accepted, else the first
+//!   refusal as a problem.
+
+use super::api::{PostResponse, RegisterRequest, RegisterResponse, TaskSpec};
+use super::auth::{self, SEQ_HEADER, SIGNATURE_HEADER};
+use super::{refusal_reason, RelayService};
+use crate::http;
+use crate::problem::Rejection;
+use crate::wire::{hex_decode, hex_encode};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use blanket_crypto::schnorr::SchnorrProof;
+use blanket_crypto::PublicKey;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Largest message post (a shuffle response of the largest runs, with its proof).
+pub const MESSAGE_BODY_LIMIT: usize = 256 * 1024 * 1024;
+/// Most envelopes in one post.
+pub const MAX_PARTS: usize = 8;
+/// Default long-poll hold (ms).
+pub const DEFAULT_WAIT_MS: u64 = 20_000;
+/// Longest long-poll hold (ms).
+pub const MAX_WAIT_MS: u64 = 120_000;
+
+impl RelayService {
+    /// The relay's routes.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .route("/", get(page))
+            .route(
+                "/relay/tasks",
+                post(create).layer(DefaultBodyLimit::max(http::JSON_BODY_LIMIT)),
+            )
+            .route("/relay/tasks/{task}", get(status))
+            .route(
+                "/relay/tasks/{task}/clients",
+                post(register).layer(DefaultBodyLimit::max(http::JSON_BODY_LIMIT)),
+            )
+            .route("/relay/tasks/{task}/clients/{client}/inbox", get(inbox))
+            .route(
+                "/relay/tasks/{task}/clients/{client}/messages",
+                post(messages).layer(DefaultBodyLimit::max(MESSAGE_BODY_LIMIT)),
+            )
+            .with_state(Arc::clone(self))
+    }
+}
+
+/// The relay's status page (`GET /`): every run, its phase, round, registrations, cheaters
+/// named and parties timed out (generated HTML, no script, no external resource).
+async fn page(State(s): State<Arc<RelayService>>) -> axum::response::Html<String> {
+    use crate::status_page::escape;
+    use std::fmt::Write as _;
+    let mut runs = s.statuses().await;
+    runs.sort_by(|a, b| a.task.cmp(&b.task));
+    let mut h = String::from(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>blanket relay</title></head><body>\
+         <h1>blanket relay</h1><p>The clients' verifiable shuffle: this server only relays and verifies; \
+         no party is trusted to shuffle.</p><table border=\"1\" cellpadding=\"4\"><tr><th>task</th>\
+         <th>variant</th><th>registered</th><th>phase</th><th>round</th><th>delivered</th>\
+         <th>messages</th><th>cheaters named</th><th>silent</th><th>error</th></tr>",
+    );
+    for r in &runs {
+        let _ = write!(
+            h,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.task),
+            escape(&r.spec.variant),
+            r.registered,
+            r.spec.clients,
+            escape(&r.phase),
+            r.round,
+            if r.delivered { "yes" } else { "no" },
+            r.output.as_ref().map_or(0, |o| o.messages.len()),
+            r.cheaters.len(),
+            r.silent.len(),
+            escape(r.error.as_deref().unwrap_or("")),
+        );
+    }
+    h.push_str("</table></body></html>");
+    axum::response::Html(h)
+}
+
+async fn create(
+    State(s): State<Arc<RelayService>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Rejection> {
+    let body = http::body(body, http::JSON_BODY_LIMIT)?;
+    let spec: TaskSpec = http::json("task", &body)?;
+    let st = s.create(spec).await?;
+    Ok((StatusCode::CREATED, Json(st)).into_response())
+}
+
+async fn status(
+    State(s): State<Arc<RelayService>>,
+    Path(task): Path<String>,
+) -> Result<Response, Rejection> {
+    let h = s.run(&task)?;
+    Ok(Json(h.status().await).into_response())
+}
+
+fn hex_field<const N: usize>(field: &'static str, s: &str) -> Result<[u8; N], Rejection> {
+    let b = hex_decode(s).ok_or_else(|| Rejection::Malformed {
+        what: field,
+        detail: "not hex".into(),
+    })?;
+    let got = b.len();
+    b.try_into().map_err(|_| Rejection::WrongLength {
+        field,
+        expected: N,
+        got,
+    })
+}
+
+async fn register(
+    State(s): State<Arc<RelayService>>,
+    Path(task): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Rejection> {
+    let h = s.run(&task)?;
+    let body = http::body(body, http::JSON_BODY_LIMIT)?;
+    let req: RegisterRequest = http::json("registration", &body)?;
+    let key_bytes: [u8; 32] = hex_field("public_key", &req.public_key)?;
+    let key = PublicKey::from_bytes(&key_bytes).map_err(|e| Rejection::Malformed {
+        what: "public_key",
+        detail: e.to_string(),
+    })?;
+    let proof_bytes: [u8; 64] = hex_field("proof", &req.proof)?;
+    let proof = SchnorrProof::from_bytes(&proof_bytes).map_err(|e| Rejection::Malformed {
+        what: "proof",
+        detail: e.to_string(),
+    })?;
+    if !auth::verify_register(&h.task, &key, &proof) {
+        return Err(Rejection::BadSignature(
+            "the proof of possession does not verify for this key and task".into(),
+        ));
+    }
+    let index = s.register(&h, key, req.index).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(RegisterResponse {
+            task: hex_encode(&h.task),
+            index,
+            spec: h.spec.clone(),
+        }),
+    )
+        .into_response())
+}
+
+fn client_index(s: &str) -> Result<u32, Rejection> {
+    s.parse().map_err(|_| Rejection::OutOfRange {
+        field: "client".into(),
+        allowed: "a client index (decimal)".into(),
+        value: s.to_string(),
+    })
+}
+
+fn query_u64(q: &Option<String>, key: &str, default: u64) -> Result<u64, Rejection> {
+    let Some(q) = q else { return Ok(default) };
+    for pair in q.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k == key {
+            return v.parse().map_err(|_| Rejection::OutOfRange {
+                field: key.to_string(),
+                allowed: "a non-negative integer".into(),
+                value: v.to_string(),
+            });
+        }
+    }
+    Ok(default)
+}
+
+async fn inbox(
+    State(s): State<Arc<RelayService>>,
+    Path((task, client)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, Rejection> {
+    let h = s.run(&task)?;
+    let client = client_index(&client)?;
+    let after = query_u64(&q, "after", 0)?;
+    let wait = query_u64(&q, "wait_ms", DEFAULT_WAIT_MS)?;
+    if wait > MAX_WAIT_MS {
+        return Err(Rejection::OutOfRange {
+            field: "wait_ms".into(),
+            allowed: format!("0..={MAX_WAIT_MS}"),
+            value: wait.to_string(),
+        });
+    }
+    match s
+        .next_message(&h, client, after, Duration::from_millis(wait))
+        .await?
+    {
+        Some(m) => Ok((
+            StatusCode::OK,
+            [
+                (SEQ_HEADER, (after + 1).to_string()),
+                ("content-type", "application/octet-stream".to_string()),
+            ],
+            m,
+        )
+            .into_response()),
+        None => Ok(StatusCode::NO_CONTENT.into_response()),
+    }
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<&'a str, Rejection> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(Rejection::Malformed {
+            what: name,
+            detail: "missing header".into(),
+        })
+}
+
+async fn messages(
+    State(s): State<Arc<RelayService>>,
+    Path((task, client)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Rejection> {
+    let h = s.run(&task)?;
+    let client = client_index(&client)?;
+    let body = http::body(body, MESSAGE_BODY_LIMIT)?;
+    let seq: u64 = header(&headers, SEQ_HEADER)?
+        .parse()
+        .map_err(|_| Rejection::OutOfRange {
+            field: SEQ_HEADER.into(),
+            allowed: "a positive integer".into(),
+            value: "not a number".into(),
+        })?;
+    let sig_bytes: [u8; 64] = hex_field(SIGNATURE_HEADER, header(&headers, SIGNATURE_HEADER)?)?;
+    let sig = SchnorrProof::from_bytes(&sig_bytes).map_err(|e| Rejection::Malformed {
+        what: SIGNATURE_HEADER,
+        detail: e.to_string(),
+    })?;
+    let key = s.key_of(&h, client).await?;
+    if !auth::verify_post(&h.task, client, seq, &body, &key, &sig) {
+        return Err(Rejection::BadSignature(format!(
+            "the signature does not verify under client {client}'s registered key for this task, request number and body"
+        )));
+    }
+    let parts: Vec<Vec<u8>> = auth::unframe(&body, MAX_PARTS)
+        .ok_or(Rejection::Malformed {
+            what: "message framing",
+            detail: format!("expected u32 count (1..={MAX_PARTS}), then u32 length and bytes per envelope, nothing after"),
+        })?
+        .into_iter()
+        .map(<[u8]>::to_vec)
+        .collect();
+    let results = s.receive(&h, client, seq, parts).await?;
+    let accepted = results.iter().filter(|r| r.is_ok()).count() as u32;
+    if accepted == 0 {
+        if let Some(Err(first)) = results.first() {
+            return Err(Rejection::RelayRefused {
+                reason: refusal_reason(first),
+                detail: first.to_string(),
+            });
+        }
+    }
+    let results = results
+        .iter()
+        .map(|r| match r {
+            Ok(()) => "accepted".to_string(),
+            Err(e) => refusal_reason(e).to_string(),
+        })
+        .collect();
+    Ok(Json(PostResponse { accepted, results }).into_response())
+}

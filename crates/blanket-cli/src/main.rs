@@ -24,7 +24,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
     after_help = exit::HELP
 )]
 struct Cli {
-    /// No progress bars on stderr (they are shown only on a terminal, for tasks over 2 s).
+    /// No progress bars on stderr (they are shown only on a terminal, for tasks over 1 s).
     #[arg(long, short, global = true)]
     quiet: bool,
     #[command(subcommand)]

@@ -38,7 +38,7 @@ pub fn set_quiet(quiet: bool) {
 }
 
 /// After this long a running task shows its progress on stderr.
-const SHOW_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+const SHOW_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `pb`, created with a hidden draw target, drawn on stderr once the task has run for [`SHOW_AFTER`] (so
 /// quick commands print nothing); never drawn with `hidden`, `--quiet`, or when stderr is not
@@ -59,7 +59,7 @@ fn delayed(pb: ProgressBar, hidden: bool) -> ProgressBar {
 }
 
 /// A progress bar on stderr for `len` steps; hidden for JSON output, with `--quiet`, when
-/// stderr is not a terminal, and during the first two seconds.
+/// stderr is not a terminal, and during the first second.
 pub fn progress(len: u64, label: &str, json: bool) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     if let Ok(style) =

@@ -194,3 +194,33 @@ pub const TRUST: &str = "semi-honest relay; at most floor(gamma n) malicious and
 /// The alternating variant's trust assumption: the shuffler's, and the placement of the bad
 /// cells taken at its worst (`docs/alternating.md`, "Bad cells").
 pub const TRUST_ALTERNATING: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients; the grid holds the accepted messages (n - floor(alpha n) - floor(gamma n) to n of them, at most floor(gamma n) malicious) and the malicious cells may be placed anywhere, after the public placement pi (the guarantee is the worst case over placements); privacy of the shuffle fails with probability at most 2^-sigma (every lane's chain holds an honest shuffler otherwise), delivery with at most 2^-eta";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_is_certified_for_the_honest_present_users_within_target() {
+        let p = ProtocolParams::new(30, 0.05, 0.05, 40, 10, 1).unwrap();
+        assert_eq!(blanket_users(&p), 28);
+        let r = calibrate_histogram(&p, 4, 2.0, 1e-3).unwrap();
+        let g = r.cal.certified.as_ref().unwrap();
+        assert!(g.epsilon <= 2.0 && g.delta <= 1e-3, "{g:?}");
+        assert!(r.bound.is_none());
+    }
+
+    #[test]
+    fn bad_targets_name_the_field() {
+        let p = ProtocolParams::new(30, 0.05, 0.05, 40, 10, 1).unwrap();
+        for (m, eps, delta, field) in [
+            (4, -1.0, 1e-3, "eps"),
+            (4, 1.0, 2.0, "delta"),
+            (1, 1.0, 1e-3, "domain"),
+        ] {
+            match calibrate_histogram(&p, m, eps, delta) {
+                Err(ReleaseError::OutOfRange { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {:?}", other.err()),
+            }
+        }
+    }
+}

@@ -177,3 +177,48 @@ fn client_run_refuses_bad_arguments_with_clear_errors() {
         "must exceed --poll-wait-ms",
     );
 }
+
+/// `blanket client run --simulate N --protocol histogram`: the created task is calibrated
+/// for n' honest, present users, the clients randomize, and the relay's `release` carries
+/// the estimate with its certified guarantee; a bad protocol spec is refused naming the field.
+#[test]
+fn client_simulation_with_a_histogram_releases_a_certified_estimate() {
+    let dir = temp_dir("relay-release");
+    let db = format!("sqlite://{}", dir.join("relay.db").display());
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let _relay = relay(&db, port);
+    let base = [
+        "client",
+        "run",
+        "--relay",
+        url.as_str(),
+        "--simulate",
+        "12",
+        "--seed",
+        "3",
+        "--protocol",
+        "histogram",
+        "--domain",
+        "3",
+        "--eps",
+        "3",
+        "--delta",
+        "1e-3",
+        "--json",
+    ];
+    let j = json(&base);
+    assert_eq!(j["delivered"], true, "{j}");
+    let rel = &j["release"];
+    assert_eq!(rel["population"], 12, "{j}");
+    assert_eq!(rel["estimate"].as_array().map(Vec::len), Some(3), "{j}");
+    assert!(num(rel, "certified_epsilon") <= 3.0, "{j}");
+    assert!(num(rel, "certified_delta") <= 1e-3, "{j}");
+    let mut bad: Vec<&str> = base.to_vec();
+    bad[9] = "mean";
+    fails_with(&bad, "protocol");
+    let mut bad: Vec<&str> = base.to_vec();
+    bad[11] = "1";
+    fails_with(&bad, "domain");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -25,6 +25,7 @@ pub mod context;
 pub mod driver;
 pub mod params;
 pub mod relay;
+pub mod release;
 pub mod select;
 pub mod wire;
 

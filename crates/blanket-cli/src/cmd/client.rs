@@ -70,6 +70,20 @@ pub struct ClientRunArgs {
     /// First pause before a retry, milliseconds (doubles each retry).
     #[arg(long, default_value_t = client::DEFAULT_RETRY_BACKOFF_MS)]
     pub retry_backoff_ms: u64,
+    /// DP protocol of a created task (`histogram`): clients randomize their category with
+    /// the task's randomizer before encrypting, and the relay releases the estimate with its
+    /// certified guarantee (status key `release`).
+    #[arg(long)]
+    pub protocol: Option<String>,
+    /// Number of categories m of a created task's --protocol histogram.
+    #[arg(long, requires = "protocol", value_parser = crate::numeric::parse_u64)]
+    pub domain: Option<u64>,
+    /// Target epsilon of a created task's --protocol (> 0, natural log).
+    #[arg(long, requires = "protocol", value_parser = crate::numeric::parse_f64)]
+    pub eps: Option<f64>,
+    /// Target delta of a created task's --protocol, in (0, 1).
+    #[arg(long, requires = "protocol", value_parser = crate::numeric::parse_f64)]
+    pub delta: Option<f64>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -115,6 +129,10 @@ pub fn simulation_spec(a: &ClientRunArgs, n: u32) -> TaskSpec {
         proof: a.proof.clone(),
         round_timeout_ms: a.round_timeout_ms,
         sim_seed: Some(a.seed),
+        protocol: a.protocol.clone(),
+        domain: a.domain,
+        eps: a.eps,
+        delta: a.delta,
         ..TaskSpec::new(n)
     }
 }
@@ -171,6 +189,7 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                         "delivered": st.delivered,
                         "round": st.round,
                         "error": st.error,
+                        "release": st.release,
                     })
                 );
             } else {
@@ -216,7 +235,24 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                     (spec, task)
                 }
             };
-            let cfg = simulation_config(&spec, a.seed)?;
+            let mut cfg = simulation_config(&spec, a.seed)?;
+            // A task with a protocol: the simulated clients' messages are seeded categories
+            // randomized with the task's randomizer.
+            let st = rt
+                .block_on(async {
+                    client::Connection::new(&a.relay, &task, opts)?
+                        .status()
+                        .await
+                })
+                .context("task status")?;
+            if let Some(rz) = &st.randomizer {
+                cfg.inputs = blanket_server::relay::release::simulated_inputs(
+                    rz,
+                    cfg.params.clients,
+                    a.seed,
+                )
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
             let report = simulate(&rt, &a.relay, &task, &cfg, opts, a.json)?;
             print_simulation(&report, a.json);
             Ok(())
@@ -296,6 +332,7 @@ fn print_simulation(r: &SimulationReport, json: bool) {
                 "wire_bytes_avg_client": wire as f64 / n,
                 "client_failures": r.failures.len(),
                 "seconds": r.seconds,
+                "release": st.release,
             })
         );
     } else {
@@ -325,5 +362,19 @@ fn print_simulation(r: &SimulationReport, json: bool) {
             (sent + recv) as f64 / n,
             wire as f64 / n
         );
+        if let Some(rel) = &st.release {
+            println!(
+                "release ({}): certified (eps {}, delta {:e}) for the n' = {} honest, present users (target {}, {:e}; {}); predicted RMSE per count {:.2}",
+                rel.protocol,
+                rel.certified_epsilon,
+                rel.certified_delta,
+                rel.population,
+                rel.target_epsilon,
+                rel.target_delta,
+                rel.method,
+                rel.predicted_rmse
+            );
+            println!("estimate: {:?}", rel.estimate);
+        }
     }
 }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_ROUND_TIMEOUT_MS: u64 = 30_000;
 /// Longest round timeout accepted (milliseconds).
 pub const MAX_ROUND_TIMEOUT_MS: u64 = 3_600_000;
+/// Largest histogram domain a relay task accepts.
+pub const MAX_DOMAIN: u64 = 65_536;
 /// Largest run the relay accepts.
 pub const MAX_CLIENTS: u32 = 1_000_000;
 
@@ -73,6 +75,19 @@ pub struct TaskSpec {
     /// registered keys).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim_seed: Option<u64>,
+    /// A DP protocol the clients run before encrypting, released with its certified
+    /// guarantee when the run is done: `histogram` (needs `domain`, `eps`, `delta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// Number of categories m of `histogram` (2..=65536).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<u64>,
+    /// Target epsilon of the protocol (> 0, natural log), for the n' honest, present users.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eps: Option<f64>,
+    /// Target delta of the protocol, in (0, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
 }
 
 fn out_of_range(field: &str, allowed: &str, value: impl ToString) -> Rejection {
@@ -97,7 +112,73 @@ impl TaskSpec {
             proof: d_proof(),
             round_timeout_ms: d_timeout(),
             sim_seed: None,
+            protocol: None,
+            domain: None,
+            eps: None,
+            delta: None,
         }
+    }
+
+    /// The protocol's calibration for the n' honest, present users, or the field out of
+    /// range (`None` without `protocol`).
+    pub fn release_plan(
+        &self,
+        params: &ProtocolParams,
+    ) -> Result<Option<blanket_protocol::release::HistogramRelease>, Rejection> {
+        let Some(proto) = self.protocol.as_deref() else {
+            for (field, set) in [
+                ("domain", self.domain.is_some()),
+                ("eps", self.eps.is_some()),
+                ("delta", self.delta.is_some()),
+            ] {
+                if set {
+                    return Err(out_of_range(
+                        field,
+                        "absent unless protocol is given",
+                        "set",
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        if proto != "histogram" {
+            return Err(out_of_range("protocol", "histogram", proto));
+        }
+        if self.messages_per_client != 1 {
+            return Err(out_of_range(
+                "messages_per_client",
+                "1 with protocol histogram",
+                self.messages_per_client,
+            ));
+        }
+        let domain = self
+            .domain
+            .ok_or_else(|| out_of_range("domain", "2..=65536, required by histogram", "missing"))?;
+        if !(2..=MAX_DOMAIN).contains(&domain) {
+            return Err(out_of_range("domain", "2..=65536", domain));
+        }
+        let eps = self
+            .eps
+            .ok_or_else(|| out_of_range("eps", "finite, > 0, required by a protocol", "missing"))?;
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(out_of_range("eps", "finite, > 0", eps));
+        }
+        let delta = self
+            .delta
+            .ok_or_else(|| out_of_range("delta", "(0, 1), required by a protocol", "missing"))?;
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(out_of_range("delta", "(0, 1)", delta));
+        }
+        blanket_protocol::release::calibrate_histogram(params, domain, eps, delta)
+            .map(Some)
+            .map_err(|e| match e {
+                blanket_protocol::release::ReleaseError::OutOfRange {
+                    field,
+                    value,
+                    allowed,
+                } => out_of_range(field, allowed, value),
+                other => Rejection::Infeasible(other.to_string()),
+            })
     }
 
     /// The protocol parameters, or the field out of range.
@@ -250,6 +331,56 @@ pub struct TaskStatus {
     pub output: Option<OutputJson>,
     /// Inputs logged (the event log's length).
     pub log_entries: u64,
+    /// The randomizer clients run before encrypting (with a protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub randomizer: Option<RandomizerJson>,
+    /// The protocol's estimate and its certified guarantee, once delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<ReleaseJson>,
+}
+
+/// The randomizer of a task's protocol (clients fetch it from `GET /relay/tasks/{task}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RandomizerJson {
+    /// `histogram`: the generalized randomized response over `domain` categories.
+    pub protocol: String,
+    /// Number of categories m.
+    pub domain: u64,
+    /// Blanket probability gamma (calibrated for the n' honest, present users).
+    pub gamma: f64,
+}
+
+/// What the relay releases once the run is done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseJson {
+    /// `histogram`.
+    pub protocol: String,
+    /// Unbiased count estimates per category, from the decrypted multiset.
+    pub estimate: Vec<f64>,
+    /// Reports absorbed by the analyzer.
+    pub reports: u64,
+    /// Decrypted messages outside the domain (dropped).
+    pub out_of_domain: usize,
+    /// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee
+    /// covers.
+    pub population: u64,
+    /// Target epsilon of the task.
+    pub target_epsilon: f64,
+    /// Target delta of the task.
+    pub target_delta: f64,
+    /// Epsilon certified for the n' honest, present users (rounded up; <= target).
+    pub certified_epsilon: f64,
+    /// Delta certified for the n' honest, present users (rounded up; <= target).
+    pub certified_delta: f64,
+    /// How it was certified (accountant; `alternating-bad-cells (..)` for alternating).
+    pub method: String,
+    /// Probability the shuffle is not private (2^-sigma): add it to delta when the public
+    /// randomness is not conditioned on.
+    pub shuffle_failure: f64,
+    /// Who the guarantee covers and what it assumes.
+    pub trust: String,
+    /// Predicted RMSE of one count (the calibrator's error model at n' users).
+    pub predicted_rmse: f64,
 }
 
 /// The answer to a message post: one entry per envelope, `accepted` or the typed reason.

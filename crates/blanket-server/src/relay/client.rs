@@ -473,6 +473,15 @@ pub async fn run_client(
             values.len()
         )));
     }
+    // A task with a protocol: the value is a category, randomized before it is encrypted.
+    let values = match &st.randomizer {
+        None => values,
+        Some(rz) => values
+            .iter()
+            .map(|&v| super::release::randomize_value(rz, v))
+            .collect::<Result<_, _>>()
+            .map_err(RelayClientError::Setup)?,
+    };
     let proof = st
         .spec
         .params()

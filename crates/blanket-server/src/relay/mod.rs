@@ -17,6 +17,7 @@
 pub mod api;
 pub mod auth;
 pub mod client;
+pub mod release;
 pub mod routes;
 pub mod store;
 
@@ -117,18 +118,26 @@ pub struct RunHandle {
     task: [u8; 16],
     spec: TaskSpec,
     params: ProtocolParams,
+    /// The task's DP protocol, calibrated at creation (its randomizer and its release).
+    plan: Option<blanket_protocol::release::HistogramRelease>,
     state: Arc<Mutex<RunState>>,
     inbound: Notify,
     outbound: watch::Sender<u64>,
 }
 
 impl RunHandle {
-    fn new(task: [u8; 16], spec: TaskSpec, params: ProtocolParams) -> Self {
+    fn new(
+        task: [u8; 16],
+        spec: TaskSpec,
+        params: ProtocolParams,
+        plan: Option<blanket_protocol::release::HistogramRelease>,
+    ) -> Self {
         let n = params.clients as usize;
         RunHandle {
             task,
             spec,
             params,
+            plan,
             state: Arc::new(Mutex::new(RunState {
                 keys: vec![None; n],
                 registered: 0,
@@ -265,6 +274,13 @@ impl RunHandle {
             silent,
             output,
             log_entries: st.log_len,
+            randomizer: self.plan.as_ref().map(release::randomizer_json),
+            release: match (&self.plan, &st.result) {
+                (Some(plan), Some(Ok(o))) => {
+                    Some(release::release_json(plan, &self.spec, &self.params, o))
+                }
+                _ => None,
+            },
         }
     }
 }
@@ -287,7 +303,8 @@ impl RelayService {
             let spec: TaskSpec = serde_json::from_str(&t.spec)
                 .map_err(|e| Rejection::Storage(format!("stored relay task spec: {e}")))?;
             let params = spec.params()?;
-            let h = Arc::new(RunHandle::new(t.task, spec, params));
+            let plan = spec.release_plan(&params)?;
+            let h = Arc::new(RunHandle::new(t.task, spec, params, plan));
             {
                 let mut st = h.state.lock().await;
                 for (i, k) in svc.store.relay_clients(t.task).await? {
@@ -364,6 +381,7 @@ impl RelayService {
     /// Creates a run.
     pub async fn create(&self, spec: TaskSpec) -> Result<TaskStatus, Rejection> {
         let params = spec.params()?;
+        let plan = spec.release_plan(&params)?;
         let task = match spec.sim_seed {
             Some(s) => blanket_protocol::driver::run_id_and_seed(s).0,
             None => {
@@ -378,7 +396,7 @@ impl RelayService {
         self.store
             .put_relay_task(task, &json, crate::http::now_unix())
             .await?;
-        let h = Arc::new(RunHandle::new(task, spec, params));
+        let h = Arc::new(RunHandle::new(task, spec, params, plan));
         self.runs
             .write()
             .map_err(|_| Rejection::Storage("lock poisoned".into()))?

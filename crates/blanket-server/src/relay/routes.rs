@@ -93,7 +93,32 @@ async fn page(State(s): State<Arc<RelayService>>) -> axum::response::Html<String
             escape(r.error.as_deref().unwrap_or("")),
         );
     }
-    h.push_str("</table></body></html>");
+    h.push_str("</table>");
+    // Releases: the estimate with its certified guarantee, for the runs with a protocol.
+    for r in &runs {
+        let Some(rel) = &r.release else { continue };
+        let counts: Vec<String> = rel.estimate.iter().map(|c| format!("{c:.1}")).collect();
+        let _ = write!(
+            h,
+            "<h2>release of <code>{}</code> ({})</h2><p>certified (&epsilon; {}, &delta; {:e}) for the \
+             n' = {} honest, present users (target &epsilon; {}, &delta; {:e}; {}); predicted RMSE \
+             per count {:.2}; {} reports, {} out of the domain.</p><p>trust: {}</p><p>estimate: {}</p>",
+            escape(&r.task),
+            escape(&rel.protocol),
+            rel.certified_epsilon,
+            rel.certified_delta,
+            rel.population,
+            rel.target_epsilon,
+            rel.target_delta,
+            escape(&rel.method),
+            rel.predicted_rmse,
+            rel.reports,
+            rel.out_of_domain,
+            escape(&rel.trust),
+            escape(&counts.join(", ")),
+        );
+    }
+    h.push_str("</body></html>");
     axum::response::Html(h)
 }
 

@@ -217,8 +217,7 @@ struct HistogramJson {
 }
 
 struct HistogramRun {
-    h: blanket::protocol::histogram::Histogram,
-    cal: blanket::calibrate::Calibration<()>,
+    rel: blanket_protocol::release::HistogramRelease,
     categories: Vec<u32>,
     bound: Option<AlternatingBoundJson>,
 }
@@ -245,9 +244,7 @@ pub(crate) struct AlternatingBoundJson {
 
 /// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee covers.
 fn blanket_users(params: &ProtocolParams) -> u64 {
-    u64::from(params.clients)
-        .saturating_sub(u64::from(params.max_dropouts))
-        .saturating_sub(u64::from(params.max_malicious))
+    blanket_protocol::release::blanket_users(params)
 }
 
 /// The calibration target of --protocol: --eps, --delta, n' honest, present users.
@@ -255,65 +252,40 @@ fn protocol_target(
     a: &ProtocolRunArgs,
     params: &ProtocolParams,
 ) -> Result<blanket::calibrate::Target> {
-    use blanket::params::{Delta, Epsilon, NumUsers};
     let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
         bail!("--protocol needs --eps and --delta");
     };
-    Ok(blanket::calibrate::Target {
-        eps: Epsilon::new(eps)?,
-        delta: Delta::new(delta)?,
-        n: NumUsers::new(blanket_users(params))?,
-    })
+    Ok(blanket_protocol::release::target(params, eps, delta)?)
 }
 
-/// Calibrate the histogram for the blanket users and randomize every client's category.
+/// Calibrate the histogram for the blanket users (shared with the relay:
+/// [`blanket_protocol::release::calibrate_histogram`]) and randomize every client's category.
 fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<HistogramRun> {
-    use blanket::accounting::Best;
-    use blanket::params::DomainSize;
-    use blanket::protocol::histogram::Histogram;
-    let target = protocol_target(a, params)?;
-    let m = DomainSize::new(a.domain)?;
-    let (h, cal, bound) = match a.variant {
-        Variant::Amortized => {
-            let (h, cal) = Histogram::calibrate(m, &target, &Best::default())?;
-            (h, cal, None)
-        }
-        Variant::Alternating => {
-            let acct = alternating_accountant(params)?;
-            let (h, cal) = Histogram::calibrate(m, &target, &acct)
-                .with_context(|| no_alternating_guarantee("histogram", params))?;
-            let eps = cal
-                .certified
-                .as_ref()
-                .map_or(target.eps.get(), |g| g.epsilon);
-            let bound = alternating_bound_json(&acct, m.get(), cal.gamma.get(), eps)?;
-            (h, cal, Some(bound))
-        }
+    let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
+        bail!("--protocol needs --eps and --delta");
     };
+    let rel = blanket_protocol::release::calibrate_histogram(params, a.domain, eps, delta)
+        .with_context(|| match a.variant {
+            Variant::Alternating => no_alternating_guarantee("histogram", params),
+            Variant::Amortized => "calibrating --protocol histogram".into(),
+        })?;
+    let bound = rel.bound.clone().map(AlternatingBoundJson::from);
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(a.seed ^ 0x4849_5354);
     let categories: Vec<u32> = (0..params.clients)
         .map(|_| (rng.next_u64() % a.domain) as u32)
         .collect();
     Ok(HistogramRun {
-        h,
-        cal,
+        rel,
         categories,
         bound,
     })
 }
 
-/// The accountant of the alternating variant: A^2_pi with the run's bad cells (at most
-/// floor(gamma n) malicious, n - floor(alpha n) - floor(gamma n) to n cells), worst placement.
+/// The accountant of the alternating variant ([`blanket_protocol::release::alternating_accountant`]).
 pub(crate) fn alternating_accountant(
     params: &ProtocolParams,
 ) -> Result<blanket::accounting::AlternatingBadCells<blanket::accounting::Best>> {
-    use blanket::accounting::{AlternatingBadCells, BadCells, Best};
-    let scenario = BadCells::for_protocol(
-        u64::from(params.clients),
-        u64::from(params.max_dropouts),
-        u64::from(params.max_malicious),
-    )?;
-    Ok(AlternatingBadCells::new(scenario, Best::default()))
+    Ok(blanket_protocol::release::alternating_accountant(params)?)
 }
 
 /// The error context when the alternating variant certifies nothing.
@@ -324,6 +296,21 @@ pub(crate) fn no_alternating_guarantee(protocol: &str, params: &ProtocolParams) 
     )
 }
 
+impl From<blanket_protocol::release::AlternatingBound> for AlternatingBoundJson {
+    fn from(b: blanket_protocol::release::AlternatingBound) -> Self {
+        AlternatingBoundJson {
+            bound: b.bound,
+            placement: blanket_protocol::release::ALTERNATING_PLACEMENT,
+            honest_cells_min: b.honest_cells_min,
+            cells_max: b.cells_max,
+            bad_cells_max: b.bad_cells_max,
+            worst_row_good_cells: b.worst_row_good_cells,
+            worst_other_full_rows: b.worst_other_full_rows,
+            bad_per_column_mean_max: b.bad_per_column_mean_max,
+        }
+    }
+}
+
 /// How the alternating guarantee was certified, for GRR over m values at gamma.
 pub(crate) fn alternating_bound_json(
     acct: &blanket::accounting::AlternatingBadCells<blanket::accounting::Best>,
@@ -331,21 +318,7 @@ pub(crate) fn alternating_bound_json(
     gamma: f64,
     eps: f64,
 ) -> Result<AlternatingBoundJson> {
-    let scenario = acct.scenario();
-    let curve = acct.curve_for(&blanket::accounting::LocalRandomizer::Grr { m, gamma })?;
-    let (classes, mu) = scenario.worst_classes();
-    let (_, b) = curve.delta_with_bound(eps);
-    Ok(AlternatingBoundJson {
-        bound: b.name(),
-        placement:
-            "worst case: the bad cells anywhere in the grid, chosen after the public placement pi",
-        honest_cells_min: scenario.honest_min(),
-        cells_max: scenario.cells_max(),
-        bad_cells_max: scenario.bad_max(),
-        worst_row_good_cells: classes.iter().map(|c| c.row_good).min().unwrap_or(0),
-        worst_other_full_rows: classes.iter().map(|c| c.h_other).min().unwrap_or(0),
-        bad_per_column_mean_max: mu,
-    })
+    Ok(blanket_protocol::release::alternating_bound(acct, m, gamma, eps)?.into())
 }
 
 #[derive(Serialize)]
@@ -357,11 +330,11 @@ struct PaperJson {
 }
 
 /// The trust assumption of the shuffler (spec 05, "Setting"; `docs/protocol.md`).
-pub const TRUST: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients, fixed before the public randomness; privacy of the shuffle fails with probability at most 2^-sigma, delivery with at most 2^-eta";
+pub const TRUST: &str = blanket_protocol::release::TRUST;
 
 /// The alternating variant's trust assumption: the shuffler's, and the placement of the bad
 /// cells taken at its worst (`docs/alternating.md`, "Bad cells").
-pub const TRUST_ALTERNATING: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients; the grid holds the accepted messages (n - floor(alpha n) - floor(gamma n) to n of them, at most floor(gamma n) malicious) and the malicious cells may be placed anywhere, after the public placement pi (the guarantee is the worst case over placements); privacy of the shuffle fails with probability at most 2^-sigma (every lane's chain holds an honest shuffler otherwise), delivery with at most 2^-eta";
+pub const TRUST_ALTERNATING: &str = blanket_protocol::release::TRUST_ALTERNATING;
 
 fn role_label(r: &str) -> &'static str {
     match r {
@@ -553,7 +526,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
                 .enumerate()
                 .map(|(i, &c)| {
                     let mut r = blanket::rng::simulation_stream(a.seed, i as u64);
-                    Ok(vec![u64::from(hr.h.randomize_simulated(c, &mut r)?)])
+                    Ok(vec![u64::from(hr.rel.h.randomize_simulated(c, &mut r)?)])
                 })
                 .collect::<Result<_>>()?;
             (Some(Payload::Histogram(hr)), inputs)
@@ -782,7 +755,7 @@ fn histogram_estimate(
     pop: &Populations,
 ) -> Result<HistogramJson> {
     use blanket::analyzer::Aggregator;
-    let mut state = hr.h.aggregator();
+    let mut state = hr.rel.h.aggregator();
     for &msg in &out.messages {
         // Reports outside the domain come only from malicious clients: dropped.
         if let Ok(y) = u32::try_from(msg) {
@@ -791,7 +764,7 @@ fn histogram_estimate(
             }
         }
     }
-    let est = hr.h.estimate(&state)?;
+    let est = hr.rel.h.estimate(&state)?;
     let mut truth = vec![0u64; a.domain as usize];
     let mut truth_honest = vec![0u64; a.domain as usize];
     for &c in pop.accepted.iter().filter(|&&c| (pop.honest)(c)) {
@@ -808,23 +781,20 @@ fn histogram_estimate(
         .sum::<f64>()
         / a.domain as f64)
         .sqrt();
-    let Some(g) = hr.cal.certified.as_ref() else {
+    let Some(g) = hr.rel.cal.certified.as_ref() else {
         bail!("the accountant certifies no guarantee for this randomizer at these parameters");
     };
     Ok(HistogramJson {
         domain: a.domain,
-        gamma: hr.cal.gamma.get(),
+        gamma: hr.rel.cal.gamma.get(),
         certified_epsilon: g.epsilon,
         certified_delta: g.delta,
-        method: match &hr.bound {
-            None => format!("{:?}", g.method),
-            Some(b) => format!("alternating-bad-cells ({})", b.bound),
-        },
+        method: hr.rel.method(),
         estimate: est.counts,
         truth,
         truth_honest,
         rmse,
-        predicted_rmse: hr.cal.predicted_mse.sqrt(),
+        predicted_rmse: hr.rel.cal.predicted_mse.sqrt(),
         alternating: hr.bound.clone(),
     })
 }

@@ -276,6 +276,17 @@ pub struct CheaterJson {
     pub offence: String,
 }
 
+impl From<&blanket_protocol::relay::Cheater> for CheaterJson {
+    fn from(c: &blanket_protocol::relay::Cheater) -> Self {
+        CheaterJson {
+            client: c.client,
+            round: c.round,
+            phase: format!("{:?}", c.phase),
+            offence: format!("{:?}", c.offence),
+        }
+    }
+}
+
 /// A party that timed out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SilentJson {

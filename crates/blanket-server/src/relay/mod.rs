@@ -226,15 +226,7 @@ impl RunHandle {
                 format!("{:?}", r.phase()),
                 r.round(),
                 r.deadline(),
-                r.cheaters()
-                    .iter()
-                    .map(|c| CheaterJson {
-                        client: c.client,
-                        round: c.round,
-                        phase: format!("{:?}", c.phase),
-                        offence: format!("{:?}", c.offence),
-                    })
-                    .collect(),
+                r.cheaters().iter().map(CheaterJson::from).collect(),
                 r.silent()
                     .iter()
                     .map(|(c, ph)| SilentJson {

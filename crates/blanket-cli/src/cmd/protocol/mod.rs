@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use blanket_protocol::driver::{self, Fate, SimConfig, SimReport, ALL_BEHAVIOURS};
 use blanket_protocol::params::{ProofSystem, Variant as Layout};
 use blanket_protocol::ProtocolParams;
+use blanket_server::relay::api::CheaterJson;
 use clap::{Args, Subcommand, ValueEnum};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use serde::Serialize;
@@ -118,14 +119,6 @@ struct RoleJson {
     bytes_avg: f64,
     cpu_seconds_total: f64,
     cpu_seconds_per_party: f64,
-}
-
-#[derive(Serialize)]
-struct CheaterJson {
-    client: u32,
-    round: u32,
-    phase: String,
-    offence: String,
 }
 
 #[derive(Serialize)]
@@ -406,16 +399,7 @@ fn to_json(args: &ProtocolRunArgs, cfg: &SimConfig, r: &SimReport) -> RunJson {
             .as_ref()
             .is_some_and(|o| honest_messages_delivered(cfg, o)),
         cheaters_detected: r.cheaters.len(),
-        cheaters: r
-            .cheaters
-            .iter()
-            .map(|c| CheaterJson {
-                client: c.client,
-                round: c.round,
-                phase: format!("{:?}", c.phase),
-                offence: format!("{:?}", c.offence),
-            })
-            .collect(),
+        cheaters: r.cheaters.iter().map(CheaterJson::from).collect(),
         cheaters_missed: r.cheaters_missed.len(),
         honest_named: r.honest_named.len(),
         accepted_clients: r.output.as_ref().map_or(0, |o| o.accepted_clients.len()),

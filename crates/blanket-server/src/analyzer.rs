@@ -315,7 +315,8 @@ impl Analyzer {
 /// The checked-in OpenAPI description of both roles' routes.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
-async fn openapi() -> ([(axum::http::HeaderName, &'static str); 1], &'static str) {
+/// `GET /openapi.json` (the analyzer's and the relay's).
+pub async fn openapi() -> ([(axum::http::HeaderName, &'static str); 1], &'static str) {
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         OPENAPI,

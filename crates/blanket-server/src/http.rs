@@ -27,12 +27,22 @@ pub fn body(b: Result<Bytes, BytesRejection>, limit: usize) -> Result<Bytes, Rej
     })
 }
 
-/// Parses a JSON body into `T`, naming what is wrong.
+/// Parses a JSON body into `T`, naming what is wrong (and the field, as a path, when one
+/// is: `budget_eps: invalid type ...`).
 pub fn json<T: serde::de::DeserializeOwned>(what: &'static str, b: &[u8]) -> Result<T, Rejection> {
-    serde_json::from_slice(b).map_err(|e| Rejection::Malformed {
-        what,
-        detail: e.to_string(),
-    })
+    let malformed = |detail: String| Rejection::Malformed { what, detail };
+    let mut de = serde_json::Deserializer::from_slice(b);
+    let v: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            malformed(e.inner().to_string())
+        } else {
+            malformed(format!("{path}: {}", e.inner()))
+        }
+    })?;
+    // Nothing but whitespace after the value (as `serde_json::from_slice`).
+    de.end().map_err(|e| malformed(e.to_string()))?;
+    Ok(v)
 }
 
 /// Checks `Authorization: Bearer TOKEN` against the peer token (constant-time comparison).

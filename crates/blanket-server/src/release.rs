@@ -86,21 +86,34 @@ pub fn charge(
     eps: f64,
     delta: f64,
 ) -> Result<Budget, Rejection> {
+    let r = &config.request;
+    charge_within(r.budget_eps, r.budget_delta, spent, eps, delta)
+}
+
+/// The budget left check against a total of (`total_eps`, `total_delta`), shared by the
+/// analyzer's releases ([`charge`]) and the relay's: `Ok` with the budget after a release of
+/// (eps, delta) on top of `spent`, or `BudgetExhausted`.
+pub fn charge_within(
+    total_eps: f64,
+    total_delta: f64,
+    spent: &[(f64, f64)],
+    eps: f64,
+    delta: f64,
+) -> Result<Budget, Rejection> {
     let (se, sd) = composed(spent);
     let (ne, nd) = composed(&[(se, sd), (eps, delta)]);
-    let r = &config.request;
-    if ne > r.budget_eps || nd > r.budget_delta {
+    if ne > total_eps || nd > total_delta {
         return Err(Rejection::BudgetExhausted(format!(
             "this release would spend (eps {eps}, delta {delta}) on top of (eps {se}, delta {sd}) \
-             already spent, past the task's budget (eps {}, delta {}); nothing was released",
-            r.budget_eps, r.budget_delta
+             already spent, past the task's budget (eps {total_eps}, delta {total_delta}); nothing \
+             was released"
         )));
     }
     Ok(Budget {
         spent_eps: ne,
         spent_delta: nd,
-        total_eps: r.budget_eps,
-        total_delta: r.budget_delta,
+        total_eps,
+        total_delta,
     })
 }
 

@@ -21,7 +21,7 @@ pub fn escape(s: &str) -> String {
 }
 
 /// A number with 4 significant digits.
-fn n4(x: f64) -> String {
+pub fn n4(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }

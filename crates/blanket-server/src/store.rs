@@ -57,6 +57,15 @@ pub struct StoredRelease {
     pub body: String,
 }
 
+/// What a release on the ledger consumes ([`Store::charge_ledger`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Spender<'a> {
+    /// The analyzer's batches (all still unreleased), marked with the release id.
+    Batches(&'a [Vec<u8>]),
+    /// A relay run (its id), settled once.
+    RelayRun([u8; ID_LEN]),
+}
+
 /// Counts the analyzer shows for a task.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TaskCounts {
@@ -562,10 +571,7 @@ impl Store {
     }
 
     /// Records a release of exactly `batches` (all still unreleased), if the budget allows:
-    /// `make(spent, release_id)` gets the guarantees already spent and the new release's id,
-    /// and refuses (nothing is written) or returns the release's body. One write
-    /// transaction that first locks the task's row (PostgreSQL; SQLite's write lock is
-    /// global), so releases of one task are serialized and a batch is never released twice.
+    /// the analyzer's use of [`Store::charge_ledger`].
     #[allow(clippy::too_many_arguments)]
     pub async fn record_release<F>(
         &self,
@@ -580,17 +586,56 @@ impl Store {
     where
         F: FnOnce(&[(f64, f64)], i64) -> Result<String, Rejection>,
     {
+        self.charge_ledger(
+            task.0,
+            Spender::Batches(batches),
+            reports,
+            epsilon,
+            delta,
+            created_unix,
+            make,
+        )
+        .await
+    }
+
+    /// The release ledger (table `analyzer_releases`, one ledger per task id), shared by the
+    /// analyzer's releases and the relay's: records a release of (`epsilon`, `delta`) on
+    /// task `ledger`'s ledger, if the budget allows. `make(spent, release_id)` gets the
+    /// guarantees already spent and the new release's id, and refuses (nothing is written)
+    /// or returns the release's body. `spender` is what the release consumes, marked in the
+    /// same transaction: the analyzer's batches (each released once), or a relay run
+    /// (settled once, `relay_releases`; `Duplicate` if it already was). One write
+    /// transaction that first locks the ledger's task row (PostgreSQL; SQLite's write lock
+    /// is global), so releases of one ledger are serialized.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn charge_ledger<F>(
+        &self,
+        ledger: [u8; ID_LEN],
+        spender: Spender<'_>,
+        reports: u64,
+        epsilon: f64,
+        delta: f64,
+        created_unix: u64,
+        make: F,
+    ) -> Result<i64, Rejection>
+    where
+        F: FnOnce(&[(f64, f64)], i64) -> Result<String, Rejection>,
+    {
         on_pool!(self, p, pg => {
             let mut tx = p.begin_with(begin(pg)).await?;
             if pg {
-                sqlx::query("SELECT task_id FROM analyzer_tasks WHERE task_id = $1 FOR UPDATE")
-                    .bind(&task.0[..])
+                let lock = match spender {
+                    Spender::Batches(_) => "SELECT task_id FROM analyzer_tasks WHERE task_id = $1 FOR UPDATE",
+                    Spender::RelayRun(_) => "SELECT task_id FROM relay_tasks WHERE task_id = $1 FOR UPDATE",
+                };
+                sqlx::query(lock)
+                    .bind(&ledger[..])
                     .fetch_optional(&mut *tx)
                     .await?;
             }
             let spent: Vec<(f64, f64)> = sqlx::query(&sql(pg,
                 "SELECT epsilon, delta FROM analyzer_releases WHERE task_id = $1 ORDER BY release_id"))
-            .bind(&task.0[..])
+            .bind(&ledger[..])
             .fetch_all(&mut *tx)
             .await?
             .iter()
@@ -599,7 +644,7 @@ impl Store {
             let id: i64 = sqlx::query_scalar(&sql(pg,
                 "INSERT INTO analyzer_releases (task_id, created_unix, reports, epsilon, delta, body)
                  VALUES ($1, $2, $3, $4, $5, '') RETURNING release_id"))
-            .bind(&task.0[..])
+            .bind(&ledger[..])
             .bind(created_unix as i64)
             .bind(reports as i64)
             .bind(epsilon)
@@ -613,21 +658,42 @@ impl Store {
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
-            let mark = sql(pg,
-                "UPDATE analyzer_batches SET release_id = $1
-                 WHERE task_id = $2 AND batch_id = $3 AND release_id IS NULL");
-            for b in batches {
-                let n = sqlx::query(&mark)
+            match spender {
+                Spender::Batches(batches) => {
+                    let mark = sql(pg,
+                        "UPDATE analyzer_batches SET release_id = $1
+                         WHERE task_id = $2 AND batch_id = $3 AND release_id IS NULL");
+                    for b in batches {
+                        let n = sqlx::query(&mark)
+                            .bind(id)
+                            .bind(&ledger[..])
+                            .bind(b)
+                            .execute(&mut *tx)
+                            .await?
+                            .rows_affected();
+                        if n != 1 {
+                            return Err(Rejection::NothingToRelease(
+                                "a concurrent release took these batches; try again".into(),
+                            ));
+                        }
+                    }
+                }
+                Spender::RelayRun(run) => {
+                    let r = sqlx::query(&sql(pg,
+                        "INSERT INTO relay_releases (run_id, ledger_task, release_id, refusal)
+                         VALUES ($1, $2, $3, NULL)"))
+                    .bind(&run[..])
+                    .bind(&ledger[..])
                     .bind(id)
-                    .bind(&task.0[..])
-                    .bind(b)
                     .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if n != 1 {
-                    return Err(Rejection::NothingToRelease(
-                        "a concurrent release took these batches; try again".into(),
-                    ));
+                    .await;
+                    match r {
+                        Ok(_) => {}
+                        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                            return Err(Rejection::Duplicate("relay release"));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             }
             tx.commit().await?;

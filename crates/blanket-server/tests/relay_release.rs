@@ -129,7 +129,8 @@ async fn thirty_clients_amortized_release_a_certified_histogram() {
         .text()
         .await
         .unwrap();
-    assert!(page.contains("release of"), "{page}");
+    assert!(page.contains("certified <b>eps = "), "{page}");
+    assert_eq!(page.matches("class=\"bar\"").count(), 4, "{page}");
     server.stop().await;
 }
 

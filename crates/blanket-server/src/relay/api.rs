@@ -88,6 +88,29 @@ pub struct TaskSpec {
     /// Target delta of the protocol, in (0, 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<f64>,
+    /// Total epsilon over all releases charged to this task's budget (basic composition; as
+    /// the analyzer's tasks). Default `eps` (one release); at least `eps`. Filled in at
+    /// creation; absent with `continues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_eps: Option<f64>,
+    /// Total delta over all releases charged to this task's budget. Default
+    /// `delta + 2^-sigma` rounded up (one release: a relay release is charged its certified
+    /// delta plus the probability 2^-sigma that the shuffle is not private); at least that,
+    /// below 1. Filled in at creation; absent with `continues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_delta: Option<f64>,
+    /// Another run of an earlier relay task's collection (its id, hex): this run's release is
+    /// charged to that task's budget instead of a budget of its own. Stored as the task that
+    /// holds the budget (a continuation of a continuation charges the first task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
+}
+
+/// The delta one relay release is charged at most: `delta + 2^-sigma`, rounded up (the
+/// guarantee's delta, plus the probability that the shuffle is not private, Balle et al.
+/// CCS 2023; spec `05-secure-shuffle.md`).
+pub fn one_release_delta(delta: f64, sigma: u32) -> f64 {
+    crate::release::add_up(delta, 2f64.powi(-(sigma.min(1000) as i32)))
 }
 
 fn out_of_range(field: &str, allowed: &str, value: impl ToString) -> Rejection {
@@ -116,7 +139,75 @@ impl TaskSpec {
             domain: None,
             eps: None,
             delta: None,
+            budget_eps: None,
+            budget_delta: None,
+            continues: None,
         }
+    }
+
+    /// Checks the budget fields against the protocol (after [`Self::release_plan`]) and
+    /// fills in the defaults of a task that holds its own budget: `Ok(None)` without a
+    /// protocol. The smallest budget is one release's charge, so a task whose first release
+    /// could not fit is refused here, naming the field.
+    pub fn complete_budget(&mut self) -> Result<Option<(f64, f64)>, Rejection> {
+        let Some(_) = self.protocol.as_deref() else {
+            for (field, set) in [
+                ("budget_eps", self.budget_eps.is_some()),
+                ("budget_delta", self.budget_delta.is_some()),
+                ("continues", self.continues.is_some()),
+            ] {
+                if set {
+                    return Err(out_of_range(
+                        field,
+                        "absent unless protocol is given",
+                        "set",
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        let (eps, delta) = match (self.eps, self.delta) {
+            (Some(e), Some(d)) => (e, d),
+            _ => return Err(out_of_range("eps", "set with a protocol", "missing")),
+        };
+        if self.continues.is_some() {
+            for (field, set) in [
+                ("budget_eps", self.budget_eps.is_some()),
+                ("budget_delta", self.budget_delta.is_some()),
+            ] {
+                if set {
+                    return Err(out_of_range(
+                        field,
+                        "absent with continues (the budget is the continued task's)",
+                        "set",
+                    ));
+                }
+            }
+            return Ok(None);
+        }
+        let budget_eps = self.budget_eps.unwrap_or(eps);
+        if !(budget_eps.is_finite() && budget_eps >= eps) {
+            return Err(out_of_range(
+                "budget_eps",
+                &format!("finite and at least eps = {eps} (one release)"),
+                budget_eps,
+            ));
+        }
+        let one = one_release_delta(delta, self.sigma);
+        let budget_delta = self.budget_delta.unwrap_or(one);
+        if !(budget_delta >= one && budget_delta < 1.0) {
+            return Err(out_of_range(
+                "budget_delta",
+                &format!(
+                    "in [delta + 2^-sigma = {one:e}, 1) (one release: its delta plus the \
+                     probability that the shuffle is not private)"
+                ),
+                budget_delta,
+            ));
+        }
+        self.budget_eps = Some(budget_eps);
+        self.budget_delta = Some(budget_delta);
+        Ok(Some((budget_eps, budget_delta)))
     }
 
     /// The protocol's calibration for the n' honest, present users, or the field out of
@@ -309,6 +400,11 @@ pub struct OutputJson {
     pub shufflers: Vec<u32>,
     /// Key holders whose partials were combined.
     pub decryptors: Vec<u32>,
+    /// With a protocol, the decrypted messages (the clients' randomized reports) are
+    /// published only once the release was charged to the budget: `true` while they are
+    /// withheld (the release not yet settled, or refused).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub messages_withheld: bool,
 }
 
 /// `GET /relay/tasks/{task}`.
@@ -345,9 +441,39 @@ pub struct TaskStatus {
     /// The randomizer clients run before encrypting (with a protocol).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub randomizer: Option<RandomizerJson>,
-    /// The protocol's estimate and its certified guarantee, once delivered.
+    /// The protocol's estimate and its certified guarantee, once delivered and charged to
+    /// the budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release: Option<ReleaseJson>,
+    /// The budget this task's releases are charged to (with a protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<LedgerJson>,
+    /// Why the release was refused (an RFC 9457 problem, reason `budget-exhausted`); the
+    /// run's output is kept, its messages withheld.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_refused: Option<crate::Problem>,
+}
+
+/// A relay task's privacy budget: the release ledger of the task that holds it (the
+/// analyzer's ledger, `docs/service.md`, "Budget").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerJson {
+    /// The task holding the budget (this task, or the one it continues; hex).
+    pub task: String,
+    /// Releases charged so far.
+    pub releases: u64,
+    /// Epsilon spent (basic composition, rounded up).
+    pub spent_eps: f64,
+    /// Delta spent (rounded up).
+    pub spent_delta: f64,
+    /// Total epsilon.
+    pub total_eps: f64,
+    /// Total delta.
+    pub total_delta: f64,
+    /// Epsilon left (rounded down).
+    pub remaining_eps: f64,
+    /// Delta left (rounded down).
+    pub remaining_delta: f64,
 }
 
 /// The randomizer of a task's protocol (clients fetch it from `GET /relay/tasks/{task}`).
@@ -392,6 +518,13 @@ pub struct ReleaseJson {
     pub trust: String,
     /// Predicted RMSE of one count (the calibrator's error model at n' users).
     pub predicted_rmse: f64,
+    /// The release's number on the ledger (set when charged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_id: Option<i64>,
+    /// The budget after this release (set when charged): it spent (`certified_epsilon`,
+    /// `certified_delta + shuffle_failure`), rounded up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::release::Budget>,
 }
 
 /// The answer to a message post: one entry per envelope, `accepted` or the typed reason.
@@ -401,4 +534,72 @@ pub struct PostResponse {
     pub accepted: u32,
     /// Per envelope: `accepted` or the refusal's reason.
     pub results: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram() -> TaskSpec {
+        TaskSpec {
+            protocol: Some("histogram".into()),
+            domain: Some(4),
+            eps: Some(2.0),
+            delta: Some(1e-3),
+            ..TaskSpec::new(30)
+        }
+    }
+
+    fn field(spec: TaskSpec) -> String {
+        match spec.clone().complete_budget() {
+            Err(Rejection::OutOfRange { field, .. }) => field,
+            other => panic!("{spec:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn budget_defaults_to_one_release() {
+        let mut s = histogram();
+        let (e, d) = s.complete_budget().unwrap().unwrap();
+        assert_eq!(e, 2.0);
+        // delta + 2^-40, rounded up: at least the exact sum, at most one ulp above it.
+        assert!(d > 1e-3 && d <= (1e-3 + 2f64.powi(-40)).next_up());
+        assert_eq!((s.budget_eps, s.budget_delta), (Some(e), Some(d)));
+        assert_eq!(TaskSpec::new(30).complete_budget().unwrap(), None);
+        let mut c = TaskSpec {
+            continues: Some("ab".repeat(16)),
+            ..histogram()
+        };
+        assert_eq!(c.complete_budget().unwrap(), None);
+        assert_eq!(c.budget_eps, None);
+    }
+
+    #[test]
+    fn bad_budgets_name_the_field() {
+        let with = |e: Option<f64>, d: Option<f64>| TaskSpec {
+            budget_eps: e,
+            budget_delta: d,
+            ..histogram()
+        };
+        assert_eq!(field(with(Some(1.9), None)), "budget_eps");
+        assert_eq!(field(with(Some(f64::INFINITY), None)), "budget_eps");
+        assert_eq!(field(with(Some(f64::NAN), None)), "budget_eps");
+        assert_eq!(field(with(None, Some(1e-3))), "budget_delta");
+        assert_eq!(field(with(None, Some(1.0))), "budget_delta");
+        assert_eq!(field(with(None, Some(f64::NAN))), "budget_delta");
+        let plain = |f: fn(&mut TaskSpec)| {
+            let mut s = TaskSpec::new(30);
+            f(&mut s);
+            s
+        };
+        assert_eq!(field(plain(|s| s.budget_eps = Some(1.0))), "budget_eps");
+        assert_eq!(field(plain(|s| s.budget_delta = Some(0.1))), "budget_delta");
+        assert_eq!(field(plain(|s| s.continues = Some("00".into()))), "continues");
+        let cont = TaskSpec {
+            continues: Some("ab".repeat(16)),
+            budget_delta: Some(0.1),
+            ..histogram()
+        };
+        assert_eq!(field(cont), "budget_delta");
+    }
 }

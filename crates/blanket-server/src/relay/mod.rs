@@ -24,7 +24,9 @@ pub mod store;
 use crate::problem::Rejection;
 use crate::store::Store;
 use crate::wire::hex_encode;
-use api::{CheaterJson, Derived, OutputJson, SilentJson, TaskSpec, TaskStatus};
+use api::{
+    CheaterJson, Derived, LedgerJson, OutputJson, ReleaseJson, SilentJson, TaskSpec, TaskStatus,
+};
 use blanket_crypto::PublicKey;
 use blanket_protocol::relay::{Outgoing, RunOutput, Step};
 use blanket_protocol::{ProtocolParams, Relay, RelayError, RelayRefusal};
@@ -58,6 +60,77 @@ pub fn public_seed(spec: &TaskSpec, task: &[u8; 16], keys: &[PublicKey]) -> [u8;
     h.finalize().into()
 }
 
+/// The budget a task's releases are charged to: its own (with a protocol), or the one of
+/// the task it continues (looked up by `spec_of`).
+fn ledger_of(
+    task: [u8; 16],
+    spec: &TaskSpec,
+    spec_of: impl Fn(&[u8; 16]) -> Option<TaskSpec>,
+) -> Result<Option<Ledger>, Rejection> {
+    if spec.protocol.is_none() {
+        return Ok(None);
+    }
+    let (holder, holder_spec) = match &spec.continues {
+        None => (task, spec.clone()),
+        Some(c) => {
+            let id = crate::wire::hex_decode(c)
+                .and_then(|b| <[u8; 16]>::try_from(b).ok())
+                .ok_or_else(|| api_out_of_range("continues", "a relay task id (32 hex digits)", c))?;
+            let s = spec_of(&id).ok_or_else(|| {
+                api_out_of_range("continues", "the id of an existing relay task", c)
+            })?;
+            (id, s)
+        }
+    };
+    match (holder_spec.budget_eps, holder_spec.budget_delta) {
+        (Some(total_eps), Some(total_delta)) => Ok(Some(Ledger {
+            task: holder,
+            total_eps,
+            total_delta,
+        })),
+        _ => Err(api_out_of_range(
+            "continues",
+            "the id of a relay task holding a budget",
+            hex_encode(&holder),
+        )),
+    }
+}
+
+/// What one release of `plan` is charged: its certified epsilon, and its certified delta
+/// plus the probability 2^-sigma that the shuffle is not private (rounded up). Without a
+/// certified guarantee, more than any budget.
+fn charge_of(plan: &blanket_protocol::release::HistogramRelease, spec: &TaskSpec) -> (f64, f64) {
+    match &plan.cal.certified {
+        Some(g) => (g.epsilon, api::one_release_delta(g.delta, spec.sigma)),
+        None => (f64::INFINITY, 1.0),
+    }
+}
+
+fn settled_of(s: store::Settlement) -> Option<Settled> {
+    match s {
+        store::Settlement::Released(b) => serde_json::from_str(&b).ok().map(Settled::Released),
+        store::Settlement::Refused(p) => serde_json::from_str(&p).ok().map(Settled::Refused),
+    }
+}
+
+/// a - b rounded down (never below 0): the budget left is never overstated.
+fn sub_down(a: f64, b: f64) -> f64 {
+    let nb = -b;
+    let s = a + nb;
+    let bb = s - a;
+    let err = (a - (s - bb)) + (nb - bb);
+    let s = if err < 0.0 { s.next_down() } else { s };
+    s.max(0.0)
+}
+
+fn api_out_of_range(field: &str, allowed: &str, value: impl ToString) -> Rejection {
+    Rejection::OutOfRange {
+        field: field.into(),
+        allowed: allowed.into(),
+        value: value.to_string(),
+    }
+}
+
 /// The typed reason of a refused protocol message.
 pub fn refusal_reason(r: &RelayRefusal) -> &'static str {
     match r {
@@ -89,6 +162,27 @@ struct RunState {
     broken: Option<String>,
     /// A driver task runs this run.
     driving: bool,
+    /// How the release was settled on the ledger (with a protocol, once delivered).
+    settled: Option<Settled>,
+}
+
+/// A run's release as settled on the ledger.
+#[derive(Debug, Clone)]
+enum Settled {
+    Released(ReleaseJson),
+    Refused(crate::Problem),
+}
+
+/// The budget a run's release is charged to: the ledger of task `task` (the run itself, or
+/// the task it continues), with its totals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ledger {
+    /// The task holding the budget.
+    pub task: [u8; 16],
+    /// Total epsilon.
+    pub total_eps: f64,
+    /// Total delta.
+    pub total_delta: f64,
 }
 
 impl RunState {
@@ -120,6 +214,8 @@ pub struct RunHandle {
     params: ProtocolParams,
     /// The task's DP protocol, calibrated at creation (its randomizer and its release).
     plan: Option<blanket_protocol::release::HistogramRelease>,
+    /// The budget its release is charged to (with a protocol).
+    ledger: Option<Ledger>,
     state: Arc<Mutex<RunState>>,
     inbound: Notify,
     outbound: watch::Sender<u64>,
@@ -131,6 +227,7 @@ impl RunHandle {
         spec: TaskSpec,
         params: ProtocolParams,
         plan: Option<blanket_protocol::release::HistogramRelease>,
+        ledger: Option<Ledger>,
     ) -> Self {
         let n = params.clients as usize;
         RunHandle {
@@ -138,6 +235,7 @@ impl RunHandle {
             spec,
             params,
             plan,
+            ledger,
             state: Arc::new(Mutex::new(RunState {
                 keys: vec![None; n],
                 registered: 0,
@@ -148,6 +246,7 @@ impl RunHandle {
                 result: None,
                 broken: None,
                 driving: false,
+                settled: None,
             })),
             inbound: Notify::new(),
             outbound: watch::channel(0).0,
@@ -236,12 +335,19 @@ impl RunHandle {
                     .collect(),
             ),
         };
+        let released = matches!(st.settled, Some(Settled::Released(_)));
+        let withheld = self.plan.is_some() && !released;
         let (delivered, error, output) = match &st.result {
             Some(Ok(o)) => (
                 true,
                 None,
                 Some(OutputJson {
-                    messages: o.messages.clone(),
+                    messages: if withheld {
+                        Vec::new()
+                    } else {
+                        o.messages.clone()
+                    },
+                    messages_withheld: withheld,
                     undecodable: o.undecodable,
                     accepted_clients: o.accepted_clients.clone(),
                     shufflers: o.shufflers.clone(),
@@ -267,10 +373,13 @@ impl RunHandle {
             output,
             log_entries: st.log_len,
             randomizer: self.plan.as_ref().map(release::randomizer_json),
-            release: match (&self.plan, &st.result) {
-                (Some(plan), Some(Ok(o))) => {
-                    Some(release::release_json(plan, &self.spec, &self.params, o))
-                }
+            release: match &st.settled {
+                Some(Settled::Released(r)) => Some(r.clone()),
+                _ => None,
+            },
+            budget: None,
+            release_refused: match &st.settled {
+                Some(Settled::Refused(p)) => Some(p.clone()),
                 _ => None,
             },
         }
@@ -291,15 +400,21 @@ impl RelayService {
             store,
             runs: std::sync::RwLock::new(HashMap::new()),
         });
+        let mut stored = Vec::new();
         for t in svc.store.relay_tasks().await? {
             let spec: TaskSpec = serde_json::from_str(&t.spec)
                 .map_err(|e| Rejection::Storage(format!("stored relay task spec: {e}")))?;
+            stored.push((t.task, spec));
+        }
+        let specs: HashMap<[u8; 16], TaskSpec> = stored.iter().cloned().collect();
+        for (task, spec) in stored {
             let params = spec.params()?;
             let plan = spec.release_plan(&params)?;
-            let h = Arc::new(RunHandle::new(t.task, spec, params, plan));
+            let ledger = ledger_of(task, &spec, |id| specs.get(id).cloned())?;
+            let h = Arc::new(RunHandle::new(task, spec, params, plan, ledger));
             {
                 let mut st = h.state.lock().await;
-                for (i, k) in svc.store.relay_clients(t.task).await? {
+                for (i, k) in svc.store.relay_clients(task).await? {
                     let key = PublicKey::from_bytes(&k)
                         .map_err(|e| Rejection::Storage(format!("stored client key: {e}")))?;
                     if let Some(slot) = st.keys.get_mut(i as usize) {
@@ -307,7 +422,7 @@ impl RelayService {
                         st.registered += 1;
                     }
                 }
-                let log = svc.store.relay_log(t.task).await?;
+                let log = svc.store.relay_log(task).await?;
                 let h2 = Arc::clone(&h);
                 let st_owned = std::mem::replace(
                     &mut *st,
@@ -321,6 +436,7 @@ impl RelayService {
                         result: None,
                         broken: None,
                         driving: false,
+                        settled: None,
                     },
                 );
                 // Replaying re-verifies every proof: CPU work, off the async threads.
@@ -334,11 +450,15 @@ impl RelayService {
                 .await
                 .map_err(|e| Rejection::Storage(format!("replay: {e}")))??;
                 *st = replayed;
+                // A run delivered before the restart: its settlement is read back, or, if
+                // the process died between the last log write and the charge, made now
+                // (once: the charge and the settlement commit together).
+                svc.settle(&h, &mut st).await;
             }
             svc.runs
                 .write()
                 .map_err(|_| Rejection::Storage("lock poisoned".into()))?
-                .insert(t.task, Arc::clone(&h));
+                .insert(task, Arc::clone(&h));
             svc.maybe_start(&h).await?;
         }
         Ok(svc)
@@ -357,23 +477,44 @@ impl RelayService {
             .ok_or_else(|| Rejection::UnknownTask(task.to_string()))
     }
 
-    /// Every run's status (the status page).
-    pub async fn statuses(&self) -> Vec<TaskStatus> {
+    /// Every run's status (the status page), by task id.
+    pub async fn statuses(&self) -> Result<Vec<TaskStatus>, Rejection> {
         let runs: Vec<Arc<RunHandle>> = match self.runs.read() {
             Ok(r) => r.values().cloned().collect(),
             Err(_) => Vec::new(),
         };
         let mut out = Vec::with_capacity(runs.len());
         for r in runs {
-            out.push(r.status().await);
+            out.push(self.status_of(&r).await?);
         }
-        out
+        out.sort_by(|a, b| a.task.cmp(&b.task));
+        Ok(out)
     }
 
     /// Creates a run.
     pub async fn create(&self, spec: TaskSpec) -> Result<TaskStatus, Rejection> {
+        let mut spec = spec;
         let params = spec.params()?;
         let plan = spec.release_plan(&params)?;
+        spec.complete_budget()?;
+        if let Some(c) = &spec.continues {
+            // Stored as the task that holds the budget.
+            let root = self.run(c).map_err(|_| {
+                api_out_of_range(
+                    "continues",
+                    "the id of an existing relay task with a protocol",
+                    c,
+                )
+            })?;
+            if root.ledger.is_none() {
+                return Err(api_out_of_range(
+                    "continues",
+                    "the id of a relay task with a protocol (one that has a budget)",
+                    c,
+                ));
+            }
+            spec.continues = root.ledger.map(|l| hex_encode(&l.task));
+        }
         let task = match spec.sim_seed {
             Some(s) => blanket_protocol::driver::run_id_and_seed(s).0,
             None => {
@@ -384,16 +525,148 @@ impl RelayService {
                 t
             }
         };
+        let ledger = ledger_of(task, &spec, |id| {
+            self.runs
+                .read()
+                .ok()
+                .and_then(|r| r.get(id).map(|h| h.spec.clone()))
+        })?;
+        if let (Some(l), Some(plan)) = (ledger, &plan) {
+            // The first release must fit the total budget (else the task could never
+            // release); a continuation's must fit what is left now (checked again, in the
+            // charging transaction, when it releases).
+            let (eps, delta) = charge_of(plan, &spec);
+            let spent = if spec.continues.is_some() {
+                self.store.ledger_spent(l.task).await?
+            } else {
+                Vec::new()
+            };
+            if let Err(e) = crate::release::charge_within(l.total_eps, l.total_delta, &spent, eps, delta)
+            {
+                return Err(if spec.continues.is_some() {
+                    e
+                } else {
+                    api_out_of_range(
+                        "budget_eps",
+                        &format!("at least this task's one release, eps {eps}, delta {delta:e}"),
+                        format!("{} (budget_delta {:e})", l.total_eps, l.total_delta),
+                    )
+                });
+            }
+        }
         let json = serde_json::to_string(&spec).map_err(|e| Rejection::Storage(e.to_string()))?;
         self.store
             .put_relay_task(task, &json, crate::http::now_unix())
             .await?;
-        let h = Arc::new(RunHandle::new(task, spec, params, plan));
+        let h = Arc::new(RunHandle::new(task, spec, params, plan, ledger));
         self.runs
             .write()
             .map_err(|_| Rejection::Storage("lock poisoned".into()))?
             .insert(task, Arc::clone(&h));
-        Ok(h.status().await)
+        self.status_of(&h).await
+    }
+
+    /// A run's status with its budget (and its release settled, if it is due and was not,
+    /// for instance after a storage error).
+    pub async fn status_of(&self, h: &RunHandle) -> Result<TaskStatus, Rejection> {
+        if h.ledger.is_some() {
+            let mut st = h.state.lock().await;
+            if st.settled.is_none() && st.finished() {
+                self.settle(h, &mut st).await;
+            }
+        }
+        let mut status = h.status().await;
+        if let Some(l) = h.ledger {
+            let spent = self.store.ledger_spent(l.task).await?;
+            let (spent_eps, spent_delta) = crate::release::composed(&spent);
+            status.budget = Some(LedgerJson {
+                task: hex_encode(&l.task),
+                releases: spent.len() as u64,
+                spent_eps,
+                spent_delta,
+                total_eps: l.total_eps,
+                total_delta: l.total_delta,
+                remaining_eps: sub_down(l.total_eps, spent_eps),
+                remaining_delta: sub_down(l.total_delta, spent_delta),
+            });
+        }
+        Ok(status)
+    }
+
+    /// Settles a delivered run's release on its ledger, once: read back if it was settled
+    /// (before a restart), else charged (`Store::charge_ledger`, the analyzer's path) or
+    /// refused (`budget-exhausted`, recorded). A storage error leaves it unsettled, retried
+    /// by the next status request.
+    async fn settle(&self, h: &RunHandle, st: &mut RunState) {
+        if st.settled.is_some() {
+            return;
+        }
+        let (Some(plan), Some(ledger), Some(Ok(out))) = (&h.plan, h.ledger, &st.result) else {
+            return;
+        };
+        match self.store.relay_settlement(h.task).await {
+            Ok(Some(s)) => {
+                st.settled = settled_of(s);
+                return;
+            }
+            Ok(None) => {}
+            Err(_) => return,
+        }
+        let rel = release::release_json(plan, &h.spec, &h.params, out);
+        let (eps, delta) = charge_of(plan, &h.spec);
+        let mut done = None;
+        let r = self
+            .store
+            .charge_ledger(
+                ledger.task,
+                crate::store::Spender::RelayRun(h.task),
+                rel.reports,
+                eps,
+                delta,
+                crate::http::now_unix(),
+                |spent, rid| {
+                    let mut r = rel.clone();
+                    r.release_id = Some(rid);
+                    r.budget = Some(crate::release::charge_within(
+                        ledger.total_eps,
+                        ledger.total_delta,
+                        spent,
+                        eps,
+                        delta,
+                    )?);
+                    let body =
+                        serde_json::to_string(&r).map_err(|e| Rejection::Storage(e.to_string()))?;
+                    done = Some(r);
+                    Ok(body)
+                },
+            )
+            .await;
+        match r {
+            Ok(_) => st.settled = done.map(Settled::Released),
+            Err(e @ Rejection::BudgetExhausted(_)) => {
+                let p = e.problem();
+                let Ok(json) = serde_json::to_string(&p) else {
+                    return;
+                };
+                if self
+                    .store
+                    .refuse_relay_release(h.task, ledger.task, &json)
+                    .await
+                    .is_ok()
+                {
+                    // Another settlement may have won the race: read back what is stored.
+                    if let Ok(Some(s)) = self.store.relay_settlement(h.task).await {
+                        st.settled = settled_of(s);
+                    }
+                }
+            }
+            Err(Rejection::Duplicate(_)) => {
+                if let Ok(Some(s)) = self.store.relay_settlement(h.task).await {
+                    st.settled = settled_of(s);
+                }
+            }
+            Err(_) => {}
+        }
     }
 
     /// Registers a key; the run starts when the last key arrives.
@@ -519,6 +792,11 @@ impl RelayService {
         }
         st.log_len += 1;
         st.apply_step(step);
+        if st.finished() {
+            // Settled before the run is seen finished, so a delivered run's status shows
+            // its release (or its refusal) at once.
+            self.settle(h, &mut st).await;
+        }
         drop(st);
         h.bump();
         Ok(())
@@ -659,5 +937,22 @@ impl RelayService {
                 _ => return Ok(None),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sub_down;
+
+    #[test]
+    fn budget_left_rounds_down() {
+        assert_eq!(sub_down(3.0, 1.0), 2.0);
+        assert_eq!(sub_down(1.0, 2.0), 0.0);
+        // 1 - 2^-60 rounds to 1 in f64: moved down.
+        assert_eq!(sub_down(1.0, 2f64.powi(-60)), 1.0f64.next_down());
+        // 0.3 - 0.1 = 0.19999999999999998 (below the exact 0.2 of these doubles? kept only if
+        // not above the exact difference).
+        let r = sub_down(0.3, 0.1);
+        assert!(r <= 0.3 - 0.1 && r >= (0.3f64 - 0.1).next_down());
     }
 }

@@ -64,6 +64,8 @@ pub fn release_json(
         }
         .into(),
         predicted_rmse: plan.cal.predicted_mse.sqrt(),
+        release_id: None,
+        budget: None,
     }
 }
 

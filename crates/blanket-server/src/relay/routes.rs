@@ -30,6 +30,19 @@ use blanket_crypto::PublicKey;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Every route the relay role answers (method, OpenAPI path), all described in the served
+/// OpenAPI description (`/openapi.json`).
+pub const ROUTES: [(&str, &str); 8] = [
+    ("get", "/healthz"),
+    ("get", "/"),
+    ("get", "/openapi.json"),
+    ("post", "/relay/tasks"),
+    ("get", "/relay/tasks/{task}"),
+    ("post", "/relay/tasks/{task}/clients"),
+    ("get", "/relay/tasks/{task}/clients/{client}/inbox"),
+    ("post", "/relay/tasks/{task}/clients/{client}/messages"),
+];
+
 /// Largest message post (a shuffle response of the largest runs, with its proof).
 pub const MESSAGE_BODY_LIMIT: usize = 256 * 1024 * 1024;
 /// Most envelopes in one post.
@@ -44,6 +57,7 @@ impl RelayService {
     pub fn router(self: &Arc<Self>) -> Router {
         Router::new()
             .route("/", get(page))
+            .route("/openapi.json", get(crate::analyzer::openapi))
             .route(
                 "/relay/tasks",
                 post(create).layer(DefaultBodyLimit::max(http::JSON_BODY_LIMIT)),
@@ -63,24 +77,45 @@ impl RelayService {
 }
 
 /// The relay's status page (`GET /`): every run, its phase, round, registrations, cheaters
-/// named and parties timed out (generated HTML, no script, no external resource).
-async fn page(State(s): State<Arc<RelayService>>) -> axum::response::Html<String> {
-    use crate::status_page::escape;
+/// named and parties timed out; for the runs with a protocol, the budget (spent, remaining,
+/// total, on the ledger of the task holding it) and the release with its certified guarantee
+/// and a bar chart of the estimate, or why it was refused (generated HTML, no script, no
+/// external resource; the analyzer's page's helpers, [`crate::status_page`]).
+async fn page(
+    State(s): State<Arc<RelayService>>,
+) -> Result<axum::response::Html<String>, Rejection> {
+    Ok(axum::response::Html(render_page(&s.statuses().await?)))
+}
+
+/// The relay's status page for these runs.
+pub fn render_page(runs: &[super::api::TaskStatus]) -> String {
+    use crate::status_page::{bar_chart, escape, n4};
     use std::fmt::Write as _;
-    let mut runs = s.statuses().await;
-    runs.sort_by(|a, b| a.task.cmp(&b.task));
     let mut h = String::from(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>blanket relay</title></head><body>\
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>blanket relay</title>\
+         <style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#eee}\
+         .refused{background:#fdd;border:2px solid #c00;padding:8px}</style></head><body>\
          <h1>blanket relay</h1><p>The clients' verifiable shuffle: this server only relays and verifies; \
-         no party is trusted to shuffle.</p><table border=\"1\" cellpadding=\"4\"><tr><th>task</th>\
+         no party is trusted to shuffle.</p><table id=\"runs\"><tr><th>task</th>\
          <th>variant</th><th>registered</th><th>phase</th><th>round</th><th>delivered</th>\
-         <th>messages</th><th>cheaters named</th><th>silent</th><th>error</th></tr>",
+         <th>messages</th><th>cheaters named</th><th>silent</th><th>error</th>\
+         <th>eps spent / budget</th><th>delta spent / budget</th><th>eps left</th><th>delta left</th></tr>",
     );
-    for r in &runs {
+    for r in runs {
+        let (eps_cell, delta_cell, eps_left, delta_left) = match &r.budget {
+            Some(b) => (
+                format!("{} / {}", n4(b.spent_eps), n4(b.total_eps)),
+                format!("{} / {}", n4(b.spent_delta), n4(b.total_delta)),
+                n4(b.remaining_eps),
+                n4(b.remaining_delta),
+            ),
+            None => Default::default(),
+        };
         let _ = write!(
             h,
-            "<tr><td><code>{}</code></td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&r.task),
+            "<tr><td><a href=\"#t{id}\"><code>{id}</code></a></td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&r.spec.variant),
             r.registered,
             r.spec.clients,
@@ -91,35 +126,77 @@ async fn page(State(s): State<Arc<RelayService>>) -> axum::response::Html<String
             r.cheaters.len(),
             r.silent.len(),
             escape(r.error.as_deref().unwrap_or("")),
+            eps_cell,
+            delta_cell,
+            eps_left,
+            delta_left,
+            id = escape(&r.task),
         );
     }
     h.push_str("</table>");
-    // Releases: the estimate with its certified guarantee, for the runs with a protocol.
-    for r in &runs {
-        let Some(rel) = &r.release else { continue };
-        let counts: Vec<String> = rel.estimate.iter().map(|c| format!("{c:.1}")).collect();
+    // Per run with a protocol: its budget, and its release or why it was refused.
+    for r in runs {
+        let Some(b) = &r.budget else { continue };
         let _ = write!(
             h,
-            "<h2>release of <code>{}</code> ({})</h2><p>certified (&epsilon; {}, &delta; {:e}) for the \
-             n' = {} honest, present users (target &epsilon; {}, &delta; {:e}; {}); predicted RMSE \
-             per count {:.2}; {} reports, {} out of the domain.</p><p>trust: {}</p><p>estimate: {}</p>",
-            escape(&r.task),
+            "<h2 id=\"t{id}\">Task <code>{id}</code></h2><p>{} &middot; target eps = {}, delta = {} \
+             &middot; budget on the ledger of <code>{}</code>: {} release(s), eps {} of {} spent \
+             ({} left), delta {} of {} spent ({} left)</p>",
+            escape(r.spec.protocol.as_deref().unwrap_or("")),
+            r.spec.eps.map_or(String::new(), n4),
+            r.spec.delta.map_or(String::new(), n4),
+            escape(&b.task),
+            b.releases,
+            n4(b.spent_eps),
+            n4(b.total_eps),
+            n4(b.remaining_eps),
+            n4(b.spent_delta),
+            n4(b.total_delta),
+            n4(b.remaining_delta),
+            id = escape(&r.task),
+        );
+        if let Some(p) = &r.release_refused {
+            let _ = write!(
+                h,
+                "<p class=\"refused\" id=\"refused-{}\">Release refused ({}): {}</p>",
+                escape(&r.task),
+                escape(&p.reason),
+                escape(&p.detail)
+            );
+        }
+        let Some(rel) = &r.release else {
+            if r.release_refused.is_none() {
+                h.push_str("<p>No release yet.</p>");
+            }
+            continue;
+        };
+        let _ = write!(
+            h,
+            "<p>Release {} ({}) &middot; certified <b>eps = {}</b>, delta = {} for the n' = {} honest, \
+             present users ({}) &middot; shuffle not private with probability {} &middot; charged \
+             to the budget: eps spent {}, delta spent {} &middot; predicted RMSE per count {} \
+             &middot; {} reports, {} out of the domain</p><p>trust: {}</p>",
+            rel.release_id.map_or(String::new(), |i| i.to_string()),
             escape(&rel.protocol),
-            rel.certified_epsilon,
-            rel.certified_delta,
+            n4(rel.certified_epsilon),
+            n4(rel.certified_delta),
             rel.population,
-            rel.target_epsilon,
-            rel.target_delta,
             escape(&rel.method),
-            rel.predicted_rmse,
+            n4(rel.shuffle_failure),
+            rel.budget.map_or(String::new(), |b| n4(b.spent_eps)),
+            rel.budget.map_or(String::new(), |b| n4(b.spent_delta)),
+            n4(rel.predicted_rmse),
             rel.reports,
             rel.out_of_domain,
             escape(&rel.trust),
-            escape(&counts.join(", ")),
         );
+        h.push_str(&bar_chart(
+            &rel.estimate,
+            &format!("estimated counts, task {}", r.task),
+        ));
     }
-    h.push_str("</body></html>");
-    axum::response::Html(h)
+    h.push_str("<p><a href=\"/openapi.json\">API description (OpenAPI)</a></p></body></html>");
+    h
 }
 
 async fn create(
@@ -137,7 +214,7 @@ async fn status(
     Path(task): Path<String>,
 ) -> Result<Response, Rejection> {
     let h = s.run(&task)?;
-    Ok(Json(h.status().await).into_response())
+    Ok(Json(s.status_of(&h).await?).into_response())
 }
 
 fn hex_field<const N: usize>(field: &'static str, s: &str) -> Result<[u8; N], Rejection> {

@@ -243,3 +243,69 @@ impl Store {
             .collect()
     }
 }
+
+/// How a relay run's release was settled on the ledger (`relay_releases`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settlement {
+    /// Charged: the release's body as recorded on the ledger (JSON, [`super::api::ReleaseJson`]).
+    Released(String),
+    /// Refused: the refusal (JSON, [`crate::Problem`]).
+    Refused(String),
+}
+
+impl Store {
+    /// How run `run`'s release was settled, if it was.
+    pub async fn relay_settlement(&self, run: [u8; 16]) -> Result<Option<Settlement>, Rejection> {
+        let row: Option<(Option<String>, Option<String>)> = on_pool!(self, p, pg => {
+            sqlx::query(&sql(pg,
+                "SELECT r.refusal, l.body FROM relay_releases r
+                 LEFT JOIN analyzer_releases l ON l.release_id = r.release_id
+                 WHERE r.run_id = $1"))
+                .bind(&run[..])
+                .fetch_optional(p)
+                .await?
+                .map(|r| (r.get::<Option<String>, _>(0), r.get::<Option<String>, _>(1)))
+        });
+        match row {
+            None => Ok(None),
+            Some((_, Some(body))) => Ok(Some(Settlement::Released(body))),
+            Some((Some(refusal), None)) => Ok(Some(Settlement::Refused(refusal))),
+            Some((None, None)) => Err(Rejection::Storage(
+                "relay release settled without a ledger row or a refusal".into(),
+            )),
+        }
+    }
+
+    /// Records that run `run`'s release was refused (`refusal`: the problem, JSON); nothing if
+    /// the run was already settled.
+    pub async fn refuse_relay_release(
+        &self,
+        run: [u8; 16],
+        ledger: [u8; 16],
+        refusal: &str,
+    ) -> Result<(), Rejection> {
+        on_pool!(self, p, pg => {
+            sqlx::query(&sql(pg,
+                "INSERT INTO relay_releases (run_id, ledger_task, release_id, refusal)
+                 VALUES ($1, $2, NULL, $3) ON CONFLICT (run_id) DO NOTHING"))
+                .bind(&run[..])
+                .bind(&ledger[..])
+                .bind(refusal)
+                .execute(p)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// The guarantees spent on task `ledger`'s ledger, oldest first (analyzer and relay
+    /// releases alike).
+    pub async fn ledger_spent(&self, ledger: [u8; 16]) -> Result<Vec<(f64, f64)>, Rejection> {
+        let id = crate::wire::TaskId(ledger);
+        Ok(self
+            .releases(id)
+            .await?
+            .iter()
+            .map(|r| (r.epsilon, r.delta))
+            .collect())
+    }
+}

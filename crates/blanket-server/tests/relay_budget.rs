@@ -157,7 +157,10 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
     let a = client::create_task(&server.url, &spec_a).await.unwrap();
     let st_a = status(&server.url, &a).await;
     assert_eq!(st_a.spec.budget_eps, Some(3.0));
-    let b0 = st_a.budget.clone().expect("a task with a protocol has a budget");
+    let b0 = st_a
+        .budget
+        .clone()
+        .expect("a task with a protocol has a budget");
     assert_eq!((b0.task.as_str(), b0.releases), (a.as_str(), 0));
     assert_eq!((b0.spent_eps, b0.remaining_eps), (0.0, 3.0));
     // Another run of the same collection, charged to A's budget; created before A released
@@ -181,18 +184,27 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
         "{}",
         rel_a.certified_epsilon
     );
-    let charged = rel_a.budget.expect("the release states the budget after it");
+    let charged = rel_a
+        .budget
+        .expect("the release states the budget after it");
     assert_eq!(charged.spent_eps, rel_a.certified_epsilon);
     // (1e-15: JSON float parsing is not bit-exact.)
     let one = rel_a.certified_delta + rel_a.shuffle_failure;
-    assert!((charged.spent_delta - one).abs() <= 1e-15, "{}", charged.spent_delta);
+    assert!(
+        (charged.spent_delta - one).abs() <= 1e-15,
+        "{}",
+        charged.spent_delta
+    );
     let ledger = st_a.budget.clone().unwrap();
     assert_eq!(ledger.releases, 1);
     assert_eq!(ledger.spent_eps, rel_a.certified_epsilon);
     assert!(ledger.remaining_eps <= 3.0 - rel_a.certified_epsilon);
     let out_a = st_a.output.clone().unwrap();
     assert!(!out_a.messages_withheld);
-    assert_eq!(out_a.messages.len() as u64, rel_a.reports + rel_a.out_of_domain as u64);
+    assert_eq!(
+        out_a.messages.len() as u64,
+        rel_a.reports + rel_a.out_of_domain as u64
+    );
 
     // A third run is refused at creation: its release no longer fits what is left.
     match client::create_task(
@@ -214,7 +226,10 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
     // withheld; nothing charged.
     let st_b = run(&server.url, &b, &spec_b, 22).await;
     assert!(st_b.release.is_none());
-    let refused = st_b.release_refused.clone().expect("B's release is refused");
+    let refused = st_b
+        .release_refused
+        .clone()
+        .expect("B's release is refused");
     assert_eq!(
         (refused.reason.as_str(), refused.status),
         ("budget-exhausted", 409)
@@ -283,7 +298,9 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
 async fn bad_budget_fields_are_refused_naming_the_field() {
     let server = relay("sqlite::memory:").await;
     let base = histogram_spec(30, 31);
-    let plain = client::create_task(&server.url, &TaskSpec::new(20)).await.unwrap();
+    let plain = client::create_task(&server.url, &TaskSpec::new(20))
+        .await
+        .unwrap();
     let holder = client::create_task(&server.url, &base).await.unwrap();
     // The defaults: one release.
     let st = status(&server.url, &holder).await;
@@ -451,7 +468,13 @@ async fn every_relay_route_is_served_and_described() {
         .as_array()
         .unwrap()
         .clone();
-    for r in ["budget-exhausted", "bad-signature", "replay", "run-over", "not-started"] {
+    for r in [
+        "budget-exhausted",
+        "bad-signature",
+        "replay",
+        "run-over",
+        "not-started",
+    ] {
         assert!(reasons.iter().any(|x| x == r), "{r} not listed");
     }
     server.stop().await;

@@ -594,7 +594,10 @@ mod tests {
         };
         assert_eq!(field(plain(|s| s.budget_eps = Some(1.0))), "budget_eps");
         assert_eq!(field(plain(|s| s.budget_delta = Some(0.1))), "budget_delta");
-        assert_eq!(field(plain(|s| s.continues = Some("00".into()))), "continues");
+        assert_eq!(
+            field(plain(|s| s.continues = Some("00".into()))),
+            "continues"
+        );
         let cont = TaskSpec {
             continues: Some("ab".repeat(16)),
             budget_delta: Some(0.1),

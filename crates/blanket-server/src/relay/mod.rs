@@ -75,7 +75,9 @@ fn ledger_of(
         Some(c) => {
             let id = crate::wire::hex_decode(c)
                 .and_then(|b| <[u8; 16]>::try_from(b).ok())
-                .ok_or_else(|| api_out_of_range("continues", "a relay task id (32 hex digits)", c))?;
+                .ok_or_else(|| {
+                    api_out_of_range("continues", "a relay task id (32 hex digits)", c)
+                })?;
             let s = spec_of(&id).ok_or_else(|| {
                 api_out_of_range("continues", "the id of an existing relay task", c)
             })?;
@@ -541,7 +543,8 @@ impl RelayService {
             } else {
                 Vec::new()
             };
-            if let Err(e) = crate::release::charge_within(l.total_eps, l.total_delta, &spent, eps, delta)
+            if let Err(e) =
+                crate::release::charge_within(l.total_eps, l.total_delta, &spent, eps, delta)
             {
                 return Err(if spec.continues.is_some() {
                     e

@@ -77,7 +77,10 @@ fn real_client_processes_deliver_a_consistent_histogram() {
         &with(&["--value", "3"]),
         "--value 3 is not a category of the task's histogram (allowed: 0..=2)",
     );
-    fails_with(&with(&["--value", "-1"]), "--value");
+    fails_with(
+        &with(&["--value=-1"]),
+        "invalid value '-1' for '--value <VALUE>'",
+    );
     fails_with(&with(&["--value", "abc"]), "'--value <VALUE>'");
     fails_with(&with(&["--valeu", "1"]), "--valeu");
     fails_with(&with(&[]), "--value is required");

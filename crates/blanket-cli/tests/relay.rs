@@ -11,56 +11,28 @@ use blanket_protocol::driver::{self, SimConfig};
 use blanket_server::relay::api::TaskSpec;
 use blanket_server::relay::client::{self, ClientOptions};
 use rand_core::{RngCore, SeedableRng};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Relay(Child);
+#[test]
+fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
+    let dir = temp_dir("relay-kill");
+    kill_and_resume(&format!("sqlite://{}", dir.join("relay.db").display()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+/// The same over PostgreSQL (when `BLANKET_TEST_PG_URL` is set; skipped loudly otherwise).
+#[test]
+fn relay_on_postgres_killed_at_a_random_step_resumes_with_the_same_output() {
+    if let Some(db) = pg_database("relaykill") {
+        kill_and_resume(&db);
     }
 }
 
-fn relay(db: &str, port: u16) -> Relay {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args(["serve", "--role", "relay", "--db", db, "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("blanket serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the relay prints its address");
-    assert!(line.starts_with("listening on "), "{line:?}");
-    Relay(child)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-#[test]
-fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
+fn kill_and_resume(db: &str) {
     const SEED: u64 = 41;
-    let dir = temp_dir("relay-kill");
-    let db = format!("sqlite://{}", dir.join("relay.db").display());
+    let t_start = Instant::now();
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let spec = TaskSpec {
@@ -79,7 +51,7 @@ fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
     // 20 honest clients logs 1 start, 20 submissions, the DKG answers and ~6 round closes).
     let kill_at = 3 + rand_chacha::ChaCha20Rng::seed_from_u64(SEED).next_u64() % 20;
 
-    let mut server = relay(&db, port);
+    let mut server = relay(db, port);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -115,7 +87,7 @@ fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
         }
         server.0.kill().unwrap(); // SIGKILL
         server.0.wait().unwrap();
-        server = relay(&db, port);
+        server = relay(db, port);
         sim.await.unwrap().unwrap()
     });
     drop(server);
@@ -139,7 +111,11 @@ fn relay_killed_at_a_random_step_resumes_with_the_same_output() {
         assert_eq!(c.bytes_sent, mem.bytes_sent[i]);
         assert_eq!(c.bytes_received, mem.bytes_received[i]);
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "killed at log entry {kill_at} of {}; {:.1} s wall",
+        st.log_entries,
+        t_start.elapsed().as_secs_f64()
+    );
 }
 
 #[test]

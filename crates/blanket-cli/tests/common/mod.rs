@@ -94,3 +94,128 @@ pub fn fails_code(code: i32, args: &[&str], needle: &str) {
         "{args:?}: expected {needle:?} in {err}"
     );
 }
+
+/// A relay (`blanket serve --role relay`) as a child process on 127.0.0.1; killed
+/// (SIGKILL) and reaped when dropped.
+pub struct Relay(pub std::process::Child);
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts a relay on `db` (a sqlx URL) listening on 127.0.0.1:`port`; waits (at most 120 s)
+/// until it prints its address.
+pub fn relay(db: &str, port: u16) -> Relay {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(["serve", "--role", "relay", "--db", db, "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("blanket serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let relay = Relay(child);
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the relay prints its address");
+    assert!(line.starts_with("listening on "), "{line:?}");
+    relay
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Spawns the binary with `args` (stdout and stderr captured).
+pub fn spawn(args: &[&str]) -> std::process::Child {
+    use std::process::Stdio;
+    Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the blanket binary runs")
+}
+
+/// Waits for `child` at most `secs` seconds; kills it (SIGKILL) and fails the test when it
+/// runs longer.
+pub fn wait_bounded(child: std::process::Child, secs: u64, what: &str) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(out) => out.expect("wait for the child"),
+        Err(_) => {
+            // The child is ours (spawned above) and still running: end it by its id.
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("{what} did not finish within {secs} s");
+        }
+    }
+}
+
+/// Runs the binary with `args`, at most `secs` seconds; it must succeed and print one JSON
+/// object.
+pub fn json_bounded(args: &[&str], secs: u64) -> serde_json::Value {
+    let out = wait_bounded(spawn(args), secs, &format!("{args:?}"));
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// A fresh database on the PostgreSQL test cluster (`BLANKET_TEST_PG_URL`, set by
+/// scripts/test.d/setup-postgres.sh), or `None` with a loud message when it is not set.
+pub fn pg_database(label: &str) -> Option<String> {
+    use sqlx::Connection;
+    let base = match std::env::var("BLANKET_TEST_PG_URL") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            eprintln!(
+                "\n!!! SKIPPED ({label}): the PostgreSQL part needs BLANKET_TEST_PG_URL \
+                 (scripts/test sources scripts/test.d/setup-postgres.sh, which sets it) !!!\n"
+            );
+            return None;
+        }
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut b = [0u8; 8];
+    blanket::rng::RngCore::fill_bytes(&mut blanket::rng::SecureRng::from_os().unwrap(), &mut b);
+    let name = format!(
+        "blanket_{label}_{}",
+        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+    );
+    rt.block_on(async {
+        let mut c = sqlx::PgConnection::connect(&base).await.unwrap();
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    });
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{prefix}/{name}"))
+}

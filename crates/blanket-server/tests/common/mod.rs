@@ -115,3 +115,29 @@ pub fn loose(domain: u64, min_batch: u64) -> TaskRequest {
         ..histogram(domain, min_batch)
     }
 }
+
+/// A fresh database on the PostgreSQL test cluster (`BLANKET_TEST_PG_URL`, set by
+/// scripts/test.d/setup-postgres.sh), or `None` with a loud message when it is not set.
+pub async fn pg_database(label: &str) -> Option<String> {
+    use sqlx::Connection;
+    let base = match std::env::var("BLANKET_TEST_PG_URL") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            eprintln!(
+                "\n!!! SKIPPED ({label}): the PostgreSQL part needs BLANKET_TEST_PG_URL \
+                 (scripts/test sources scripts/test.d/setup-postgres.sh, which sets it) !!!\n"
+            );
+            return None;
+        }
+    };
+    let mut c = sqlx::PgConnection::connect(&base).await.unwrap();
+    let mut b = [0u8; 8];
+    blanket::rng::RngCore::fill_bytes(&mut blanket::rng::SecureRng::from_os().unwrap(), &mut b);
+    let name = format!("blanket_{label}_{}", blanket_server::wire::hex_encode(&b));
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{prefix}/{name}"))
+}

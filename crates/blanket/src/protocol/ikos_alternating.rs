@@ -308,9 +308,9 @@ mod tests {
             let n = h * w;
             let mat = transition_matrix(h, w, q);
             let count = mat.len();
-            for f in 0..count {
-                for g in 0..count {
-                    assert!((mat[f][g] - mat[g][f]).abs() < 1e-12, "not symmetric");
+            for (f, row) in mat.iter().enumerate() {
+                for (g, &p) in row.iter().enumerate() {
+                    assert!((p - mat[g][f]).abs() < 1e-12, "not symmetric");
                 }
                 let lab = labelling(f, n, q);
                 let bound = diagonal_bound(&lab, h, w, q);

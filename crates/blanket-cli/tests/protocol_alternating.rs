@@ -127,7 +127,7 @@ fn alternating_refuses_what_it_cannot_certify() {
     };
     fails_with(
         &with(&["--protocol", "ikos-sum"]),
-        "ikos-sum with --variant alternating is refused: split-and-mix over the alternating shuffler A^2_pi is not certified",
+        "ikos-sum with --variant alternating is refused: the relay's alternating variant is not wired",
     );
     fails_with(
         &with(&["--protocol", "vector-sum", "--delta", "1e-4", "--t", "2"]),

@@ -27,6 +27,7 @@ use crate::encode::randomized_round;
 use crate::field::Modulus;
 use crate::params::{ParamError, Precision, UnitValue};
 use crate::protocol::ikos::{m_required, Ikos, IkosError, MAX_USERS};
+use crate::protocol::ikos_alternating_bound::{m_required_alternating, AlternatingBoundError};
 use crate::rng::{SecureRng, SimulationRng};
 use crate::sample::Polya;
 
@@ -139,6 +140,7 @@ pub struct IkosSum {
     noise: Polya,
     noise_bound: u64,
     ikos: Ikos,
+    alternating: bool,
 }
 
 impl IkosSum {
@@ -281,7 +283,28 @@ impl IkosSum {
             noise,
             noise_bound,
             ikos: Ikos::new(modulus, shares)?,
+            alternating: false,
         })
+    }
+
+    /// The same protocol with its shares sent through the alternating shuffler A^2_pi (m
+    /// instances sharing pi) instead of one uniform shuffle: m becomes
+    /// [`crate::protocol::m_required_alternating`] for n, q and sigma (certified for
+    /// rectangular layouts only; `docs/multi-message.md`). The noise, q and the guarantee's
+    /// form are unchanged.
+    pub fn over_alternating(&self) -> Result<Self, AlternatingBoundError> {
+        let modulus = self.ikos.modulus();
+        let shares = m_required_alternating(self.users, modulus, self.sigma)?;
+        Ok(Self {
+            ikos: Ikos::new(modulus, shares)?,
+            alternating: true,
+            ..*self
+        })
+    }
+
+    /// Whether the shares go through the alternating shuffler A^2_pi.
+    pub fn is_alternating(&self) -> bool {
+        self.alternating
     }
 
     /// The split-and-mix layer (modulus, shares).
@@ -330,7 +353,13 @@ impl IkosSum {
             noise_bound: self.noise_bound,
             noise_variance,
             predicted_mse: (self.users as f64 / 4.0 + noise_variance) / (p * p),
-            assumes: if self.honest == self.users {
+            assumes: if self.alternating {
+                if self.honest == self.users {
+                    "all n clients are honest and present (a dropped or colluding client's noise is lost); the alternating shuffler A^2_pi (m instances sharing a public placement, secret row and column permutations), n = h w"
+                } else {
+                    "at least h clients are honest and present (their noise alone is the discrete Laplace); the alternating shuffler A^2_pi, n = h w; the IKOS bound is for the n clients present"
+                }
+            } else if self.honest == self.users {
                 "all n clients are honest and present (a dropped or colluding client's noise is lost); one uniform shuffle of all n m shares"
             } else {
                 "at least h clients are honest and present (their noise alone is the discrete Laplace); one uniform shuffle of all n m shares; the IKOS bound is for the n clients present"

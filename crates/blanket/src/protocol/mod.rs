@@ -5,6 +5,7 @@ pub mod histogram;
 pub mod ikos;
 #[cfg(test)]
 mod ikos_alternating;
+pub mod ikos_alternating_bound;
 pub mod ikos_bound;
 pub mod ikos_sum;
 pub mod ikos_vector;
@@ -14,6 +15,9 @@ pub mod vector_sum;
 
 pub use histogram::{Histogram, HistogramEstimate, HistogramShape};
 pub use ikos::{m_required, Ikos, IkosError};
+pub use ikos_alternating_bound::{
+    alternating_distance_bound_log2, m_required_alternating, AlternatingBoundError,
+};
 pub use ikos_sum::{IkosSum, IkosSumError, IkosSumReport};
 pub use ikos_vector::{IkosVector, IkosVectorError, IkosVectorReport, VectorInput};
 pub use scalar_sum::{ScalarSum, ScalarSumEstimate, ScalarSumShape};

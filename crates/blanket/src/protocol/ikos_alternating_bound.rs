@@ -1,0 +1,431 @@
+//! Certified share count for split-and-mix (IKOS) over the alternating shuffler A^2_pi, for
+//! rectangular layouts (n = h w, every row full).
+//!
+//! blanket's own bound (derivation and proofs: `docs/multi-message.md`, section "IKOS over
+//! the alternating shuffler A^2_pi: a certified bound"). For any two inputs with equal sums
+//! mod q, TV(view(x), view(x')) <= sqrt(E), where
+//!
+//! E = sum_{s=1}^{s_max} C(n, s) V(s) / Delta(s)^(m-1),
+//!
+//! * s_max = n - ceil(n/q) (s counts the cells outside a most frequent value);
+//! * V(s) = J(s) 2^(s-1) s! exp(min(F1, F2)) bounds the sum, over the labellings of s cells
+//!   by the other q - 1 values with every value used at most n - s times, of
+//!   prod_z a_z!^(m-1); J(s) is the number of possible value counts j, F1 and F2 the larger
+//!   endpoint values of j ln(q - 1) + (m - 2) ln(s - j + 1)! and of
+//!   j ln(q - 1) + (m - 2)(s - j) ln(A!)/(A - 1), A = n - s (Lemma D);
+//! * Delta(s) = max(L_w(s) L_h(s), n^s e^(-s - s^2/n)), L_k(s) = (k!)^floor(s/k) (k)_(s mod k),
+//!   a lower bound on the denominators of the diagonal bound (Lemmas C and E).
+//!
+//! s <= [`DIRECT`] are summed one by one; above, blocks [a, b] of width at most a/[`BLOCK`]
+//! are bounded by the block's largest factors (every factor is monotone in s, see the docs),
+//! so the cost is O(DIRECT + BLOCK ln n) per m. Every log is rounded up by a slack that
+//! dominates its floating-point error.
+
+use crate::field::Modulus;
+use crate::protocol::ikos::{IkosError, MAX_SHARES, MAX_SIGMA, MAX_USERS};
+use crate::shuffle::GridLayout;
+use thiserror::Error;
+
+/// Terms s <= DIRECT are evaluated one by one.
+pub const DIRECT: u64 = 10_000;
+
+/// Above [`DIRECT`], blocks [a, b] have b - a <= a / BLOCK.
+pub const BLOCK: u64 = 1024;
+
+const HALF_LN_TAU: f64 = 0.918_938_533_204_672_8;
+
+/// Why no share count over A^2_pi can be given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AlternatingBoundError {
+    /// A parameter rejected by the uniform-shuffle checks (n, m, sigma ranges).
+    #[error(transparent)]
+    Ikos(#[from] IkosError),
+    /// The layout of n has a short last row; the bound is proved for full h x w grids only.
+    #[error(
+        "users n = {n} gives a ragged {height} x {width} layout (last row short); the \
+         alternating IKOS bound is proved for n = h w only (e.g. a perfect square)"
+    )]
+    RaggedLayout {
+        /// The rejected n.
+        n: u64,
+        /// Rows of `GridLayout::new(n)`.
+        height: usize,
+        /// Columns of `GridLayout::new(n)`.
+        width: usize,
+    },
+}
+
+/// ln k! (k < 256 by summation, Stirling's series with its remainder bound above) and the
+/// magnitude bookkeeping for the rounding slack.
+struct LnFact {
+    small: Vec<f64>,
+}
+
+impl LnFact {
+    fn new() -> Self {
+        let mut small = Vec::with_capacity(256);
+        let mut acc = 0.0f64;
+        small.push(0.0);
+        for k in 1..256 {
+            acc += f64::from(k).ln();
+            small.push(acc);
+        }
+        Self { small }
+    }
+
+    /// ln k! within 1e-13 + 8 ulps of its value; `k` a non-negative integer below 2^53.
+    fn get(&self, k: f64) -> f64 {
+        if k < 256.0 {
+            return self.small[k as usize];
+        }
+        // k ln k - k + ln(2 pi k)/2 + 1/(12k) - 1/(360k^3) + R, 0 < R < 1/(1260k^5).
+        let k3 = k * k * k;
+        (k + 0.5) * k.ln() - k + HALF_LN_TAU + 1.0 / (12.0 * k) - 1.0 / (360.0 * k3)
+    }
+}
+
+/// A log value and the sum of the magnitudes that went into it (for the slack).
+#[derive(Clone, Copy)]
+struct Val {
+    v: f64,
+    mag: f64,
+}
+
+impl Val {
+    fn new(v: f64) -> Self {
+        Self { v, mag: v.abs() }
+    }
+    fn add(self, o: Val) -> Val {
+        Val {
+            v: self.v + o.v,
+            mag: self.mag + o.mag,
+        }
+    }
+    fn sub(self, o: Val) -> Val {
+        Val {
+            v: self.v - o.v,
+            mag: self.mag + o.mag,
+        }
+    }
+    fn scale(self, k: f64) -> Val {
+        Val {
+            v: self.v * k,
+            mag: self.mag * k.abs(),
+        }
+    }
+    fn max(self, o: Val) -> Val {
+        Val {
+            v: self.v.max(o.v),
+            mag: self.mag.max(o.mag),
+        }
+    }
+    fn min(self, o: Val) -> Val {
+        Val {
+            v: self.v.min(o.v),
+            mag: self.mag.max(o.mag),
+        }
+    }
+    /// The value rounded up past every floating-point error of its inputs.
+    fn up(self) -> f64 {
+        self.v + 64.0 * f64::EPSILON * self.mag + 1e-12
+    }
+    /// The value rounded down.
+    fn down(self) -> f64 {
+        self.v - 64.0 * f64::EPSILON * self.mag - 1e-12
+    }
+}
+
+struct Grid {
+    n: f64,
+    h: f64,
+    w: f64,
+    m: f64,
+    ln_q1: f64,
+    q1: f64,
+    lf: LnFact,
+}
+
+impl Grid {
+    fn lf(&self, k: f64) -> Val {
+        Val::new(self.lf.get(k))
+    }
+
+    /// ln L_k(s) = floor(s/k) ln k! + ln (k)_(s mod k) (k = row length or column height).
+    fn ln_l(&self, k: f64, s: f64) -> Val {
+        let full = (s / k).floor();
+        let rem = s - full * k;
+        self.lf(k).scale(full).add(self.lf(k)).sub(self.lf(k - rem))
+    }
+
+    /// ln Delta(s), rounded down (it is subtracted).
+    fn ln_delta(&self, s: f64) -> f64 {
+        let a = self.ln_l(self.w, s).add(self.ln_l(self.h, s));
+        let b = Val::new(s * self.n.ln())
+            .sub(Val::new(s))
+            .sub(Val::new(s * s / self.n));
+        a.down().max(b.down())
+    }
+
+    /// ln C(n, c) with c the point of [a, b] nearest n/2 (the largest value on the block).
+    fn ln_choose_max(&self, a: f64, b: f64) -> Val {
+        let half = (self.n / 2.0).floor();
+        let c = if b <= half {
+            b
+        } else if a >= half {
+            a
+        } else {
+            half
+        };
+        self.lf(self.n).sub(self.lf(c)).sub(self.lf(self.n - c))
+    }
+
+    /// ceil(s / (n - s)), at least 1: the fewest values that can share s cells when none
+    /// is used more than n - s times.
+    fn j_min(&self, s: f64) -> f64 {
+        (s / (self.n - s)).ceil().max(1.0)
+    }
+
+    /// ln of the block bound: (b - a + 1) max_{s in [a,b]} C(n,s) V(s) / Delta(a)^(m-1).
+    /// None when no labelling has s in [a, b] (more values needed than q - 1).
+    fn ln_block(&self, a: f64, b: f64) -> Option<f64> {
+        let ja = self.j_min(a);
+        let jb = b.min(self.q1);
+        if ja > jb {
+            return None;
+        }
+        let m2 = self.m - 2.0;
+        // lambda_A = ln A! / (A - 1) (the chord bound, Lemma D) is increasing in A and the
+        // largest admissible part is A(s) = n - s <= n - a, so lambda_{n-a} serves the block.
+        let big_a = self.n - a;
+        let lambda = if big_a >= 2.0 {
+            self.lf(big_a).scale(1.0 / (big_a - 1.0))
+        } else {
+            Val::new(0.0)
+        };
+        let f1 = |j: f64| Val::new(j * self.ln_q1).add(self.lf(b - j + 1.0).scale(m2));
+        let f2 = |j: f64| Val::new(j * self.ln_q1).add(lambda.scale(m2 * (b - j)));
+        let f1max = f1(ja).max(f1(jb));
+        let f2max = f2(ja).max(f2(jb));
+        let count_j = jb - ja + 1.0;
+        let ln_v = Val::new(count_j.ln())
+            .add(Val::new((b - 1.0) * core::f64::consts::LN_2))
+            .add(self.lf(b))
+            .add(f1max.min(f2max));
+        let width = Val::new((b - a + 1.0).ln());
+        let up = width.add(self.ln_choose_max(a, b)).add(ln_v).up();
+        // ln_delta is already rounded down; round the combination up once more.
+        let total = Val::new(up).sub(Val::new(self.ln_delta(a)).scale(self.m - 1.0));
+        Some(total.up())
+    }
+}
+
+fn log_sum_exp(terms: &[f64]) -> f64 {
+    let max = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if max.is_infinite() {
+        return max;
+    }
+    let sum: f64 = terms
+        .iter()
+        .filter(|&&t| t - max > -700.0)
+        .map(|&t| (t - max).exp())
+        .sum();
+    // Terms dropped below e^-700 of the largest (at most 2^40 of them) and the summation
+    // error are covered by the 1e-9.
+    max + sum.ln() + 1e-9
+}
+
+/// ln of the certified upper bound E on E[q^(C-1)] - 1 for an h x w grid, m shares and
+/// modulus q (given as ln(q - 1) and q - 1). -inf when no labelling is non-constant.
+pub(crate) fn ln_excess_bound(h: u64, w: u64, m: u32, q1: f64, ln_q1: f64) -> f64 {
+    let n = h * w;
+    let grid = Grid {
+        n: n as f64,
+        h: h as f64,
+        w: w as f64,
+        m: f64::from(m),
+        ln_q1,
+        q1,
+        lf: LnFact::new(),
+    };
+    // s_max = n - ceil(n / q), q = q1 + 1.
+    let s_max = n.saturating_sub((n as f64 / (q1 + 1.0)).ceil() as u64);
+    let mut terms = Vec::new();
+    let mut s = 1u64;
+    while s <= s_max {
+        let b = if s <= DIRECT {
+            s
+        } else {
+            (s + (s / BLOCK).max(1)).min(s_max)
+        };
+        if let Some(t) = grid.ln_block(s as f64, b as f64) {
+            terms.push(t);
+        }
+        s = b + 1;
+    }
+    log_sum_exp(&terms)
+}
+
+/// The rectangular layout of n, or the ragged-layout error.
+fn rectangular(n: u64) -> Result<(u64, u64), AlternatingBoundError> {
+    if !(1..=MAX_USERS).contains(&n) {
+        return Err(IkosError::UsersOutOfRange { n, max: MAX_USERS }.into());
+    }
+    let layout = GridLayout::new(n as usize);
+    let (h, w) = (layout.height() as u64, layout.width() as u64);
+    if h * w != n {
+        return Err(AlternatingBoundError::RaggedLayout {
+            n,
+            height: layout.height(),
+            width: layout.width(),
+        });
+    }
+    Ok((h, w))
+}
+
+fn q_parts(q: Modulus) -> (f64, f64) {
+    let q1 = (q.q() - 1) as f64;
+    (q1, q1.ln())
+}
+
+/// log2 of blanket's certified upper bound on the total variation distance between the
+/// analyzer's views of any two inputs with equal sums mod q, for IKOS with m shares over the
+/// alternating shuffler A^2_pi (m instances sharing pi, layout `GridLayout::new(n)`, which
+/// must be rectangular): min(0, log2 sqrt(E)). Derivation: `docs/multi-message.md`.
+pub fn alternating_distance_bound_log2(
+    n: u64,
+    m: u32,
+    q: Modulus,
+) -> Result<f64, AlternatingBoundError> {
+    let (h, w) = rectangular(n)?;
+    if !(2..=MAX_SHARES).contains(&m) {
+        return Err(IkosError::SharesOutOfRange {
+            m,
+            min: 2,
+            max: MAX_SHARES,
+        }
+        .into());
+    }
+    let (q1, ln_q1) = q_parts(q);
+    let ln_e = ln_excess_bound(h, w, m, q1, ln_q1);
+    Ok((0.5 * ln_e / core::f64::consts::LN_2).min(0.0))
+}
+
+/// The smallest share count m for which blanket's certified bound makes IKOS over the
+/// alternating shuffler A^2_pi sigma-secure (sqrt(E) <= 2^-sigma), for a rectangular layout
+/// n = h w. Usually larger than [`crate::protocol::m_required`] for a uniform shuffle (the
+/// bound is loose for level sets of about n/2 cells, which puts a floor near 13 shares at
+/// sigma = 40; see the docs). n = 1 returns 2, the protocol's minimum.
+pub fn m_required_alternating(
+    n: u64,
+    q: Modulus,
+    sigma: u32,
+) -> Result<u32, AlternatingBoundError> {
+    let (h, w) = rectangular(n)?;
+    if !(1..=MAX_SIGMA).contains(&sigma) {
+        return Err(IkosError::SigmaOutOfRange {
+            sigma,
+            max: MAX_SIGMA,
+        }
+        .into());
+    }
+    if n == 1 {
+        return Ok(2);
+    }
+    let (q1, ln_q1) = q_parts(q);
+    let target = -2.0 * f64::from(sigma) * core::f64::consts::LN_2;
+    for m in 2..=MAX_SHARES {
+        if ln_excess_bound(h, w, m, q1, ln_q1) <= target {
+            return Ok(m);
+        }
+    }
+    Err(IkosError::NoShareCount {
+        n,
+        q: q.q(),
+        sigma,
+        max: MAX_SHARES,
+    }
+    .into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(bits: u32) -> Modulus {
+        Modulus::power_of_two(bits).unwrap()
+    }
+
+    #[test]
+    fn anchor_and_table_values() {
+        // n = 10^4 = 100 x 100, q = 2^32, sigma = 40 (the seed's anchor; 10 for a uniform
+        // shuffle of all shares).
+        let m = m_required_alternating(10_000, q(32), 40).unwrap();
+        assert_eq!(m, 12);
+        let at = alternating_distance_bound_log2(10_000, m, q(32)).unwrap();
+        let below = alternating_distance_bound_log2(10_000, m - 1, q(32)).unwrap();
+        assert!(at <= -40.0 && below > -40.0, "{at} {below}");
+        // The s = 1 term (q - 1) n^(2-m) dominates there: log2 sqrt = (32 - 10 log2 1e4)/2.
+        let lead = (32.0 - 10.0 * (1e4f64).log2()) / 2.0;
+        assert!(at >= lead - 1e-6 && at <= lead + 0.1, "{at} vs {lead}");
+    }
+
+    #[test]
+    fn monotone_in_sigma_and_q_and_at_least_uniform() {
+        for n in [100u64, 10_000, 1_000_000] {
+            let mut prev = 0;
+            for sigma in [20u32, 40, 60, 80] {
+                let a = m_required_alternating(n, q(32), sigma).unwrap();
+                let b = m_required_alternating(n, q(64), sigma).unwrap();
+                assert!(a >= prev && b >= a, "n={n} sigma={sigma}: {prev} {a} {b}");
+                // Never fewer shares than the uniform-shuffle bound asks for.
+                assert!(a >= crate::protocol::m_required(n, q(32), sigma).unwrap());
+                prev = a;
+            }
+        }
+    }
+
+    #[test]
+    fn ragged_and_out_of_range_are_typed_errors() {
+        assert!(matches!(
+            m_required_alternating(1000, q(32), 40),
+            Err(AlternatingBoundError::RaggedLayout {
+                n: 1000,
+                height: 32,
+                width: 32
+            })
+        ));
+        assert!(matches!(
+            m_required_alternating(0, q(32), 40),
+            Err(AlternatingBoundError::Ikos(
+                IkosError::UsersOutOfRange { .. }
+            ))
+        ));
+        assert!(matches!(
+            m_required_alternating(100, q(32), 0),
+            Err(AlternatingBoundError::Ikos(
+                IkosError::SigmaOutOfRange { .. }
+            ))
+        ));
+        assert!(matches!(
+            alternating_distance_bound_log2(100, 1, q(32)),
+            Err(AlternatingBoundError::Ikos(
+                IkosError::SharesOutOfRange { .. }
+            ))
+        ));
+        // 12 = 3 x 4 is rectangular.
+        assert!(m_required_alternating(12, q(8), 10).is_ok());
+    }
+
+    /// Table of `docs/multi-message.md` (A^2_pi column). Run with --ignored --nocapture.
+    #[test]
+    #[ignore]
+    fn m_required_alternating_table() {
+        for n in [100u64, 10_000, 1_000_000, 100_000_000] {
+            for (bits, sigma) in [(32, 40), (32, 80), (64, 40), (64, 80)] {
+                let m = m_required_alternating(n, q(bits), sigma).unwrap();
+                let d = alternating_distance_bound_log2(n, m, q(bits)).unwrap();
+                eprintln!("n={n} q=2^{bits} sigma={sigma}: m={m} ({d:.1})");
+            }
+        }
+    }
+}

@@ -457,20 +457,30 @@ pub fn simulate_vector_sum(
     let start = Instant::now();
     let pb = progress(u64::from(run.reps), "vector sum", run.json);
     let state_size = u64::from(p.d()) * 3; // counts and 128-bit sums per coordinate
-    let per_rep = repetitions(
-        run.reps,
-        state_size.max(if run.no_shuffle {
-            0
-        } else {
-            n * u64::from(p.t())
-        }),
-        |rep| {
-            // Batched: the same law of the state as n per-client calls (users holding the
-            // same row are exchangeable; docs/performance.md), from the row multiplicities.
-            let state = p.simulate_batched(vectors, &counts, run.seed, rep, !run.no_shuffle)?;
-            let est = p.estimate(&state)?;
+    let size = state_size.max(if run.no_shuffle {
+        0
+    } else {
+        n * u64::from(p.t())
+    });
+    // Batched: the same law of the state as n per-client calls (users holding the same row
+    // are exchangeable; docs/performance.md), from the row multiplicities. Repetitions small
+    // whose messages and states fit in PARALLEL_REPETITION_SIZE all together run in one call,
+    // their streams interleaved so each data row is fetched once for all of them; larger ones
+    // as the other protocols' (same states either way).
+    let states = if size.saturating_mul(u64::from(run.reps)) <= PARALLEL_REPETITION_SIZE {
+        p.simulate_batched_repetitions(vectors, &counts, run.seed, 0..run.reps, !run.no_shuffle)?
+    } else {
+        repetitions(run.reps, size, |rep| {
+            Ok(p.simulate_batched(vectors, &counts, run.seed, rep, !run.no_shuffle)?)
+        })?
+    };
+    let per_rep = states
+        .iter()
+        .zip(0u32..)
+        .map(|(state, rep)| {
+            let est = p.estimate(state)?;
             let tensor = match (shape, rep) {
-                (Some(s), 0) => Some(p.estimate_tensor(&state, s)?),
+                (Some(s), 0) => Some(p.estimate_tensor(state, s)?),
                 _ => None,
             };
             let sq = est
@@ -481,8 +491,8 @@ pub fn simulate_vector_sum(
                 .sum::<f64>();
             pb.inc(1);
             Ok((sq, (rep == 0).then_some(est), tensor))
-        },
-    )?;
+        })
+        .collect::<Result<Vec<_>>>()?;
     pb.finish_and_clear();
     let mut sq = Vec::new();
     let mut first = None;

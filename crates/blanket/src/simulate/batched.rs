@@ -24,6 +24,7 @@ use crate::rng::{simulation_stream, SimulationRng};
 use crate::sample::BitPool;
 use crate::shuffle::UniformShuffler;
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Where a batch sampler puts its messages: the analyzer state, or the buffer the shuffler
 /// permutes.
@@ -125,7 +126,7 @@ impl Iterator for Segments<'_> {
 
 /// Where each block of [`CHUNK`] users of the users sorted by group starts: (group, offset
 /// in the group, users in the block). One pass over the groups; no per-user memory.
-fn plan(groups: &[u64]) -> Vec<(usize, u64, u64)> {
+pub(crate) fn plan(groups: &[u64]) -> Vec<(usize, u64, u64)> {
     let mut starts = Vec::new();
     let mut before = 0u64; // users in the groups before g
     let mut next = 0u64; // first user of the next block
@@ -208,6 +209,274 @@ where
             .try_reduce_with(merge)
     };
     Ok(state.unwrap_or_else(|| Ok(new_state()))?)
+}
+
+/// A batch sampler that advances one batch of users at a time, so that the streams of several
+/// repetitions over the same block of users can be interleaved batch by batch (the data the
+/// batch reads is then loaded into the cache once for all of them). Each repetition's stream
+/// draws exactly what it would draw alone.
+pub trait StepWork: Sync {
+    /// One message.
+    type Message: Copy + Send + Sync + Default;
+    /// The state of one (repetition, block) stream: its generator, its pending coins, where
+    /// it is in the block's segments.
+    type Stream<'g>: Send;
+    /// Messages per user (every user sends exactly this many).
+    fn per_user(&self) -> u32;
+    /// A stream over the users of `segments`, drawing from `pool`.
+    fn start<'g>(&self, pool: BitPool<SimulationRng>, segments: Segments<'g>) -> Self::Stream<'g>;
+    /// Emits the messages of the stream's next batch of users into `sink`; `false` when no
+    /// user was left.
+    fn step<S: Sink<Self::Message>>(
+        &self,
+        stream: &mut Self::Stream<'_>,
+        sink: &mut S,
+    ) -> Result<bool, AggregateError>;
+}
+
+/// At most this many messages are held for the ideal shuffler at once by
+/// [`run_grouped_repetitions`] (64 MiB of 8-byte messages): repetitions are run in rounds of
+/// at most this many messages in all (at least one repetition per round).
+pub const MAX_BUFFERED_MESSAGES: u64 = 1 << 23;
+
+/// Runs the streams of repetitions `reps` over one block of users, interleaved batch by
+/// batch, into one sink per repetition.
+fn interleave<W: StepWork, S: Sink<W::Message>>(
+    work: &W,
+    seed: u64,
+    block: usize,
+    segments: Segments<'_>,
+    reps: Range<u32>,
+    sinks: &mut [S],
+) -> Result<(), AggregateError> {
+    let mut streams: Vec<_> = reps
+        .map(|r| {
+            let pool = BitPool::new(simulation_stream(seed, stream(r, block as u64)));
+            work.start(pool, segments.clone())
+        })
+        .collect();
+    loop {
+        let mut more = false;
+        for (s, sink) in streams.iter_mut().zip(sinks.iter_mut()) {
+            more |= work.step(s, sink)?;
+        }
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
+/// Repetitions `reps` of a batched simulation of `groups[g]` users holding input g, returned
+/// in repetition order. Repetition r's state is bit-identical to what it would be alone (the
+/// same streams (seed, r, block), each drawing the same values in the same order), whatever
+/// the thread count; the repetitions' streams over a block are interleaved batch by batch, so
+/// the data a batch reads is fetched once for all of them. Work items are (block, group of
+/// repetitions), as many as keep every thread busy. With `shuffle`, every repetition's
+/// messages are written out, permuted by the ideal shuffler and absorbed (rounds of at most
+/// [`MAX_BUFFERED_MESSAGES`] messages).
+pub fn run_grouped_repetitions<W, A, N>(
+    groups: &[u64],
+    seed: u64,
+    reps: Range<u32>,
+    shuffle: bool,
+    work: &W,
+    new_state: N,
+) -> Result<Vec<A>, SimulationError>
+where
+    W: StepWork<Message = A::Message>,
+    A: Aggregator + Send,
+    A::Message: Default + Send + Sync,
+    N: Fn() -> A + Sync,
+{
+    let users = groups
+        .iter()
+        .try_fold(0u64, |a, &c| a.checked_add(c))
+        .unwrap_or(u64::MAX);
+    let per_user = work.per_user();
+    check_run(users, per_user, shuffle)?;
+    let messages = users * u64::from(per_user);
+    let blocks = plan(groups);
+    if blocks.is_empty() {
+        return Ok(reps.map(|_| new_state()).collect());
+    }
+    let round = if shuffle {
+        (MAX_BUFFERED_MESSAGES / messages.max(1)).clamp(1, u64::from(u32::MAX)) as u32
+    } else {
+        u32::MAX
+    };
+    let mut out = Vec::with_capacity(reps.len());
+    let mut r = reps.start;
+    while r < reps.end {
+        let end = r.saturating_add(round).min(reps.end);
+        let states = if shuffle {
+            shuffled_round(groups, &blocks, seed, r..end, work, &new_state, messages)?
+        } else {
+            streamed_round(groups, &blocks, seed, r..end, work, &new_state)?
+        };
+        out.extend(states);
+        r = end;
+    }
+    Ok(out)
+}
+
+/// Groups of repetitions, one work item per (block, group): all repetitions in one group
+/// when the blocks alone keep every thread busy, else split so that there are about as many
+/// items as threads.
+fn repetition_groups(reps: Range<u32>, blocks: usize) -> Vec<Range<u32>> {
+    let n = reps.len();
+    let threads = rayon::current_num_threads().max(1);
+    let split = threads.div_ceil(blocks.max(1)).clamp(1, n.max(1));
+    let size = n.div_ceil(split).max(1) as u32;
+    let mut groups = Vec::new();
+    let mut r = reps.start;
+    while r < reps.end {
+        let e = r.saturating_add(size).min(reps.end);
+        groups.push(r..e);
+        r = e;
+    }
+    groups
+}
+
+/// The segments of block `start`.
+fn segments_of<'g>(groups: &'g [u64], &(group, offset, left): &(usize, u64, u64)) -> Segments<'g> {
+    Segments {
+        groups,
+        group,
+        offset,
+        left,
+    }
+}
+
+/// One round without the shuffler: every repetition's messages folded straight into its
+/// analyzer states (one per worker and repetition), merged.
+fn streamed_round<W, A, N>(
+    groups: &[u64],
+    blocks: &[(usize, u64, u64)],
+    seed: u64,
+    reps: Range<u32>,
+    work: &W,
+    new_state: &N,
+) -> Result<Vec<A>, AggregateError>
+where
+    W: StepWork<Message = A::Message>,
+    A: Aggregator + Send,
+    N: Fn() -> A + Sync,
+{
+    let fresh = |n: usize| (0..n).map(|_| new_state()).collect::<Vec<A>>();
+    let per_group = repetition_groups(reps.clone(), blocks.len())
+        .into_par_iter()
+        .map(|g| {
+            let n = g.len();
+            blocks
+                .par_iter()
+                .enumerate()
+                .try_fold(
+                    || fresh(n),
+                    |mut states, (b, start)| {
+                        let mut sinks: Vec<StateSink<'_, A>> =
+                            states.iter_mut().map(StateSink).collect();
+                        interleave(
+                            work,
+                            seed,
+                            b,
+                            segments_of(groups, start),
+                            g.clone(),
+                            &mut sinks,
+                        )?;
+                        drop(sinks);
+                        Ok::<_, AggregateError>(states)
+                    },
+                )
+                .try_reduce_with(|mut a, b| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        x.merge(y)?;
+                    }
+                    Ok(a)
+                })
+                .unwrap_or_else(|| Ok(fresh(n)))
+        })
+        .collect::<Result<Vec<Vec<A>>, AggregateError>>()?;
+    Ok(per_group.into_iter().flatten().collect())
+}
+
+/// One round with the ideal shuffler: every repetition's messages written into its buffer
+/// (work items (block, group of repetitions) in parallel), then each buffer permuted by the
+/// ideal shuffler (stream (seed, u64::MAX - repetition)) and absorbed.
+fn shuffled_round<W, A, N>(
+    groups: &[u64],
+    blocks: &[(usize, u64, u64)],
+    seed: u64,
+    reps: Range<u32>,
+    work: &W,
+    new_state: &N,
+    messages: u64,
+) -> Result<Vec<A>, AggregateError>
+where
+    W: StepWork<Message = A::Message>,
+    A: Aggregator + Send,
+    A::Message: Default + Send + Sync,
+    N: Fn() -> A + Sync,
+{
+    let per_block = CHUNK * work.per_user() as usize;
+    // check_run bounded the messages by MAX_SHUFFLED_MESSAGES (2^28).
+    let mut bufs: Vec<Vec<A::Message>> = reps
+        .clone()
+        .map(|_| vec![A::Message::default(); messages as usize])
+        .collect();
+    {
+        // Each repetition's buffer cut at the blocks' boundaries ([rep][block]), regrouped
+        // per work item (block, group of repetitions).
+        let mut cuts: Vec<Vec<&mut [A::Message]>> = bufs
+            .iter_mut()
+            .map(|b| b.chunks_mut(per_block.max(1)).collect())
+            .collect();
+        let rep_groups = repetition_groups(reps.clone(), blocks.len());
+        let mut items = Vec::new();
+        // From the last block down, so that popping each repetition's cuts yields block b.
+        for b in (0..blocks.len()).rev() {
+            for g in &rep_groups {
+                let outs: Vec<&mut [A::Message]> = g
+                    .clone()
+                    .filter_map(|r| cuts.get_mut((r - reps.start) as usize)?.pop())
+                    .collect();
+                debug_assert_eq!(outs.len(), g.len());
+                items.push((b, g.clone(), outs));
+            }
+        }
+        items.into_par_iter().try_for_each(|(b, g, outs)| {
+            let mut sinks: Vec<SliceSink<'_, A::Message>> = outs
+                .into_iter()
+                .map(|out| SliceSink { out, at: 0 })
+                .collect();
+            interleave(
+                work,
+                seed,
+                b,
+                segments_of(groups, &blocks[b]),
+                g,
+                &mut sinks,
+            )?;
+            debug_assert!(sinks.iter().all(|s| s.at == s.out.len()));
+            Ok::<_, AggregateError>(())
+        })?;
+    }
+    bufs.into_par_iter()
+        .zip(reps)
+        .map(|(mut all, r)| {
+            let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(r));
+            UniformShuffler.shuffle_parallel(&mut all, &mut shuffle_rng);
+            all.par_chunks(CHUNK)
+                .try_fold(new_state, |mut state, part| {
+                    state.absorb_all(part)?;
+                    Ok::<_, AggregateError>(state)
+                })
+                .try_reduce_with(|mut a, b| {
+                    a.merge(b)?;
+                    Ok(a)
+                })
+                .unwrap_or_else(|| Ok(new_state()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use super::*;
 use crate::analyzer::{AggregateError, CoordinateMessage, CoordinateSums};
 use crate::encode::randomized_round_pool;
 use crate::rng::SimulationRng;
-use crate::sample::{Bernoulli, BitPool, Coins};
-use crate::simulate::batched::{run_grouped, BlockWork, Segments, Sink};
+use crate::sample::{BitPool, Coins};
+use crate::simulate::batched::{run_grouped_repetitions, Segments, Sink, StepWork};
 use crate::simulate::SimulationError;
 
 impl VectorSum {
@@ -33,6 +33,29 @@ impl VectorSum {
         repetition: u32,
         shuffle: bool,
     ) -> Result<CoordinateSums, SimulationError> {
+        let mut states = self.simulate_batched_repetitions(
+            rows,
+            counts,
+            seed,
+            repetition..repetition.saturating_add(1),
+            shuffle,
+        )?;
+        Ok(states.pop().unwrap_or_else(|| self.aggregator()))
+    }
+
+    /// Repetitions `reps` of [`VectorSum::simulate_batched`], in order: each state is
+    /// bit-identical to the one `simulate_batched` returns for that repetition, but the
+    /// repetitions' streams over a block of users run interleaved, a batch of users each in
+    /// turn, so the data rows a batch reads are fetched from memory once for all of them
+    /// (`crate::simulate::batched::run_grouped_repetitions`).
+    pub fn simulate_batched_repetitions(
+        &self,
+        rows: &UnitVectors,
+        counts: &[u64],
+        seed: u64,
+        reps: std::ops::Range<u32>,
+        shuffle: bool,
+    ) -> Result<Vec<CoordinateSums>, SimulationError> {
         if rows.dimension() != self.d || counts.len() != rows.len() {
             return Err(AggregateError::ShapeMismatch {
                 left: u64::from(self.d) * rows.len() as u64,
@@ -40,10 +63,10 @@ impl VectorSum {
             }
             .into());
         }
-        run_grouped(
+        run_grouped_repetitions(
             counts,
             seed,
-            repetition,
+            reps,
             shuffle,
             &VectorBlocks { p: self, rows },
             || self.aggregator(),
@@ -59,73 +82,111 @@ struct VectorBlocks<'a> {
     rows: &'a UnitVectors,
 }
 
-impl BlockWork for VectorBlocks<'_> {
+/// One (repetition, block) stream of the vector-sum sampler.
+struct VectorStream<'g> {
+    pool: BitPool<SimulationRng>,
+    coins: Coins,
+    segments: Segments<'g>,
+    /// The current segment: its row and the users of it not yet drawn.
+    row: usize,
+    left: u64,
+    coords: Vec<u32>,
+    /// (coordinate, position of its value in the row-major data) of the batch's messages.
+    at: Vec<(u32, usize)>,
+    xs: Vec<f64>,
+}
+
+impl StepWork for VectorBlocks<'_> {
     type Message = CoordinateMessage;
+    type Stream<'g> = VectorStream<'g>;
 
     fn per_user(&self) -> u32 {
         self.p.t
     }
 
-    fn block<S: Sink<CoordinateMessage>>(
+    fn start<'g>(&self, pool: BitPool<SimulationRng>, segments: Segments<'g>) -> VectorStream<'g> {
+        let cap = BATCH + self.p.t as usize;
+        VectorStream {
+            pool,
+            coins: Coins::new(self.p.grr.blanket_coin()),
+            segments,
+            row: 0,
+            left: 0,
+            coords: vec![0; self.p.t as usize],
+            at: Vec::with_capacity(cap),
+            xs: Vec::with_capacity(cap),
+        }
+    }
+
+    /// One batch of ceil(BATCH / t) users (fewer at the end of the block), in three passes:
+    /// every coordinate (with the position of its value in the row-major data), then every
+    /// data value (a tight loop of independent loads, so the cache misses of the random
+    /// coordinates overlap), then the coins and roundings. Which bits each draw uses never
+    /// depends on the data, so the laws are unchanged.
+    fn step<S: Sink<CoordinateMessage>>(
         &self,
-        pool: &mut BitPool<SimulationRng>,
-        segments: Segments<'_>,
+        s: &mut VectorStream<'_>,
         sink: &mut S,
-    ) -> Result<(), AggregateError> {
+    ) -> Result<bool, AggregateError> {
         let (d, t, k) = (self.p.d, self.p.t, self.p.k);
         let levels = k.get() + 1;
-        let coin: Bernoulli = self.p.grr.blanket_coin();
-        let mut coins = Coins::new(coin);
-        let mut coords = vec![0u32; t as usize];
-        let values = self.rows.values();
-        // Messages are formed in batches of about BATCH, in three passes: every coordinate
-        // (with the position of its value in the row-major data), then every data value (a
-        // tight loop of independent loads, so the cache misses of the random coordinates
-        // overlap), then the coins and roundings. Which bits each draw uses never depends on
-        // the data, so the laws are unchanged.
-        let cap = BATCH + t as usize;
-        let mut at: Vec<(u32, usize)> = Vec::with_capacity(cap);
-        let mut xs: Vec<f64> = Vec::with_capacity(cap);
-        let mut flush = |at: &mut Vec<(u32, usize)>, pool: &mut BitPool<SimulationRng>| {
-            xs.clear();
-            // Every position is r d + j with r a row and j < d: the fallback never fires.
-            xs.extend(
-                at.iter()
-                    .map(|&(_, i)| values.get(i).map_or(0.0, |v| v.get())),
-            );
-            for (&(j, _), &v) in at.iter().zip(xs.iter()) {
-                let y = if coins.next(pool) {
-                    pool.uniform(levels)
-                } else {
-                    randomized_round_pool(v, k, pool)
-                };
-                sink.push((j, y))?;
+        let users = BATCH.div_ceil(t as usize) as u64;
+        let mut done = 0u64;
+        s.at.clear();
+        while done < users {
+            if s.left == 0 {
+                match s.segments.next() {
+                    Some((r, c)) => (s.row, s.left) = (r, c),
+                    None => break,
+                }
             }
-            at.clear();
-            Ok::<_, AggregateError>(())
-        };
-        for (r, c) in segments {
-            let base = r * d as usize;
-            for _ in 0..c {
-                if t == 1 {
-                    coords[0] = pool.uniform(d);
-                } else if t == d {
-                    coords.iter_mut().zip(0..).for_each(|(o, j)| *o = j);
-                } else {
-                    // Floyd's sampling ([`crate::encode::sample_coordinates`]).
-                    for (filled, j) in (d - t..d).enumerate() {
-                        let v = pool.uniform(j + 1);
-                        coords[filled] = if coords[..filled].contains(&v) { j } else { v };
+            let take = (users - done).min(s.left);
+            let base = s.row * d as usize;
+            if t == 1 {
+                for _ in 0..take {
+                    let j = s.pool.uniform(d);
+                    s.at.push((j, base + j as usize));
+                }
+            } else {
+                for _ in 0..take {
+                    if t == d {
+                        s.coords.iter_mut().zip(0..).for_each(|(o, j)| *o = j);
+                    } else {
+                        // Floyd's sampling ([`crate::encode::sample_coordinates`]).
+                        for (filled, j) in (d - t..d).enumerate() {
+                            let v = s.pool.uniform(j + 1);
+                            s.coords[filled] = if s.coords[..filled].contains(&v) {
+                                j
+                            } else {
+                                v
+                            };
+                        }
                     }
-                }
-                at.extend(coords.iter().map(|&j| (j, base + j as usize)));
-                if at.len() >= BATCH {
-                    flush(&mut at, pool)?;
+                    s.at.extend(s.coords.iter().map(|&j| (j, base + j as usize)));
                 }
             }
+            s.left -= take;
+            done += take;
         }
-        flush(&mut at, pool)?;
-        Ok(())
+        if done == 0 {
+            return Ok(false);
+        }
+        let values = self.rows.values();
+        s.xs.clear();
+        // Every position is r d + j with r a row and j < d: the fallback never fires.
+        s.xs.extend(
+            s.at.iter()
+                .map(|&(_, i)| values.get(i).map_or(0.0, |v| v.get())),
+        );
+        for (&(j, _), &v) in s.at.iter().zip(s.xs.iter()) {
+            let y = if s.coins.next(&mut s.pool) {
+                s.pool.uniform(levels)
+            } else {
+                randomized_round_pool(v, k, &mut s.pool)
+            };
+            sink.push((j, y))?;
+        }
+        Ok(true)
     }
 }
 
@@ -243,5 +304,42 @@ mod tests {
         assert!(p
             .simulate_batched(&rows, &counts[..49], 9, 1, false)
             .is_err());
+    }
+
+    #[test]
+    fn repetitions_interleaved_equal_each_repetition_alone() {
+        // The interleaved multi-repetition run gives, for every repetition, the state of
+        // `simulate_batched` alone (same streams, same draws): 4 blocks of users, t = 1 and 3,
+        // with and without the shuffler, on 1 and 2 threads (1, 2 or 4 work items per block).
+        let d = 5u64;
+        let flat: Vec<f64> = (0..40 * d).map(|i| ((i * 53) % 97) as f64 / 96.0).collect();
+        let rows = UnitVectors::from_flat(d, &flat).unwrap();
+        let counts: Vec<u64> = (0..40).map(|r| 5000 + 300 * r).collect();
+        for t in [1u64, 3] {
+            let p =
+                VectorSum::new(d, t, Precision::new(4).unwrap(), Gamma::new(0.1).unwrap()).unwrap();
+            for shuffle in [false, true] {
+                let alone: Vec<_> = (3..8)
+                    .map(|r| p.simulate_batched(&rows, &counts, 11, r, shuffle).unwrap())
+                    .collect();
+                for threads in [1, 2] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let together = pool
+                        .install(|| {
+                            p.simulate_batched_repetitions(&rows, &counts, 11, 3..8, shuffle)
+                        })
+                        .unwrap();
+                    assert_eq!(together, alone, "t = {t}, shuffle = {shuffle}");
+                }
+                assert_ne!(alone[0], alone[1]);
+            }
+            assert!(p
+                .simulate_batched_repetitions(&rows, &counts, 11, 4..4, true)
+                .unwrap()
+                .is_empty());
+        }
     }
 }

@@ -111,8 +111,10 @@ pub fn compute(config: &TaskConfig, batches: &[StoredBatch]) -> Result<Release, 
     if batches.is_empty() {
         return Err(Rejection::NothingToRelease(format!(
             "task {} has no unreleased batch (the shuffler forwards a batch once it holds \
-             min_batch = {} reports)",
-            config.id, config.request.min_batch
+             min_batch = {} users, {} reports)",
+            config.id,
+            config.request.min_batch,
+            config.min_batch_reports()
         )));
     }
     let mut state = State::empty(config)?;

@@ -1,12 +1,16 @@
 //! The analyzer's per-batch work: open every sealed report of a batch, absorb the messages
 //! into the core's mergeable analyzer state ([`blanket::analyzer::Counts`] for a histogram,
-//! [`blanket::analyzer::IntegerSum`] for a scalar sum), and keep the state between batches.
+//! [`blanket::analyzer::IntegerSum`] for a scalar sum, [`blanket::analyzer::CoordinateSums`]
+//! for a vector sum, [`crate::multi::IkosState`] over [`blanket::analyzer::ModularSum`] for
+//! an IKOS sum), and keep the state between batches.
 
 use crate::crypto::KeyPair;
+use crate::multi::{self, IkosState};
 use crate::problem::Rejection;
-use crate::task::{Protocol, TaskConfig};
+use crate::task::{ikos_parts, Protocol, TaskConfig};
 use crate::wire::{Sealed, TaskId};
-use blanket::analyzer::{AggregateError, Aggregator, Counts, IntegerSum};
+use blanket::analyzer::{AggregateError, Aggregator, CoordinateSums, Counts, IntegerSum};
+use blanket::field::Modulus;
 use blanket::params::{DomainSize, Gamma, Precision};
 use blanket::protocol::{Histogram, ScalarSum};
 use rayon::prelude::*;
@@ -19,14 +23,34 @@ pub enum State {
     Counts(Counts),
     /// Scalar sum: the sum and count of levels.
     Sum(IntegerSum),
+    /// Vector sum: per-coordinate counts and sums of levels.
+    Vector(CoordinateSums),
+    /// IKOS sum: decoded batch sums mod q.
+    Ikos(IkosState),
 }
 
 /// A state as stored (JSON); the 128-bit sum is a decimal string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 enum Stored {
-    Counts { counts: Vec<u64> },
-    Sum { max: u32, sum: String, count: u64 },
+    Counts {
+        counts: Vec<u64>,
+    },
+    Sum {
+        max: u32,
+        sum: String,
+        count: u64,
+    },
+    Vector {
+        max: u32,
+        counts: Vec<u64>,
+        sums: Vec<String>,
+    },
+    Ikos {
+        q: String,
+        decoded: String,
+        shares: u64,
+    },
 }
 
 fn corrupt(what: &str) -> Rejection {
@@ -47,6 +71,17 @@ impl State {
             Protocol::ScalarSum { k } => {
                 Self::Sum(IntegerSum::new(Precision::new(k.unwrap_or(0))?.get()))
             }
+            Protocol::VectorSum { d, t, k } => {
+                let p = multi::vector_protocol(d, t, k, config.gamma)?;
+                Self::Vector(CoordinateSums::new(p.d(), p.k().get()))
+            }
+            Protocol::IkosSum { sigma, calibrated } => {
+                let (_, c) = ikos_parts(sigma, calibrated)?;
+                Self::Ikos(IkosState::new(
+                    Modulus::power_of_two(c.modulus_bits)
+                        .map_err(|e| corrupt(&format!("modulus: {e}")))?,
+                ))
+            }
         })
     }
 
@@ -55,6 +90,15 @@ impl State {
         match self {
             Self::Counts(c) => c.absorb(m),
             Self::Sum(s) => s.absorb(m),
+            Self::Vector(v) => v.absorb(multi::decode_coordinate(m, v.max())),
+            Self::Ikos(s) => s.absorb(m),
+        }
+    }
+
+    /// Ends a batch: an IKOS batch is decoded on its own (a no-op for the other states).
+    pub fn close_batch(&mut self) {
+        if let Self::Ikos(s) = self {
+            s.close();
         }
     }
 
@@ -63,7 +107,9 @@ impl State {
         match (self, other) {
             (Self::Counts(a), Self::Counts(b)) => a.merge(b).map_err(shape_error),
             (Self::Sum(a), Self::Sum(b)) => a.merge(b).map_err(shape_error),
-            _ => Err(corrupt("histogram and sum states mixed")),
+            (Self::Vector(a), Self::Vector(b)) => a.merge(b).map_err(shape_error),
+            (Self::Ikos(a), Self::Ikos(b)) => a.merge(b).map_err(shape_error),
+            _ => Err(corrupt("states of different protocols mixed")),
         }
     }
 
@@ -72,6 +118,8 @@ impl State {
         match self {
             Self::Counts(c) => c.reports(),
             Self::Sum(s) => s.reports(),
+            Self::Vector(v) => v.reports(),
+            Self::Ikos(s) => s.reports(),
         }
     }
 
@@ -86,6 +134,20 @@ impl State {
                 sum: s.sum().to_string(),
                 count: s.reports(),
             },
+            Self::Vector(v) => Stored::Vector {
+                max: v.max(),
+                counts: v.counts().to_vec(),
+                sums: v.sums().iter().map(u128::to_string).collect(),
+            },
+            Self::Ikos(s) => {
+                let mut s = s.clone();
+                s.close();
+                Stored::Ikos {
+                    q: s.modulus().q().to_string(),
+                    decoded: s.decoded().to_string(),
+                    shares: s.reports(),
+                }
+            }
         };
         serde_json::to_string(&s).unwrap_or_default()
     }
@@ -103,15 +165,32 @@ impl State {
                     .map(Self::Sum)
                     .ok_or_else(|| corrupt("sum"))
             }
+            Stored::Vector { max, counts, sums } => {
+                let sums = sums
+                    .iter()
+                    .map(|s| s.parse::<u128>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| corrupt("vector sums"))?;
+                CoordinateSums::from_parts(max, counts, sums)
+                    .map(Self::Vector)
+                    .ok_or_else(|| corrupt("vector sums"))
+            }
+            Stored::Ikos { q, decoded, shares } => {
+                let q: u128 = q.parse().map_err(|_| corrupt("ikos modulus"))?;
+                let decoded: i128 = decoded.parse().map_err(|_| corrupt("ikos sum"))?;
+                IkosState::from_parts(q, decoded, shares)
+                    .map(Self::Ikos)
+                    .ok_or_else(|| corrupt("ikos modulus"))
+            }
         }
     }
 
     /// The protocol's unbiased estimate from this state (JSON for the release).
     pub fn estimate(&self, config: &TaskConfig) -> Result<serde_json::Value, Rejection> {
-        let gamma = Gamma::new(config.gamma)?;
+        let gamma = || Gamma::new(config.gamma);
         let v = match (self, config.request.protocol) {
             (Self::Counts(c), Protocol::Histogram { domain }) => {
-                let h = Histogram::new(DomainSize::new(domain)?, gamma);
+                let h = Histogram::new(DomainSize::new(domain)?, gamma()?);
                 let e = h.estimate(c).map_err(shape_error)?;
                 serde_json::json!({
                     "counts": e.counts,
@@ -120,9 +199,34 @@ impl State {
                 })
             }
             (Self::Sum(s), Protocol::ScalarSum { k }) => {
-                let p = ScalarSum::new(Precision::new(k.unwrap_or(0))?, gamma);
+                let p = ScalarSum::new(Precision::new(k.unwrap_or(0))?, gamma()?);
                 let e = p.estimate(s).map_err(shape_error)?;
                 serde_json::json!({ "sum": e.sum, "mean": e.mean, "reports": e.reports })
+            }
+            (Self::Vector(v), Protocol::VectorSum { d, t, k }) => {
+                let p = multi::vector_protocol(d, t, k, config.gamma)?;
+                let e = p.estimate(v).map_err(shape_error)?;
+                serde_json::json!({
+                    "mean": e.mean,
+                    "sum": e.sum,
+                    "reports": v.reports(),
+                    "users": v.reports() / u64::from(p.t()),
+                    "reports_per_coordinate": e.reports,
+                    "unreported": e.unreported,
+                })
+            }
+            (Self::Ikos(s), Protocol::IkosSum { sigma, calibrated }) => {
+                let (_, c) = ikos_parts(sigma, calibrated)?;
+                let mut s = s.clone();
+                s.close();
+                let sum = s.decoded() as f64 / f64::from(c.precision);
+                let users = s.reports() / u64::from(c.shares);
+                serde_json::json!({
+                    "sum": sum,
+                    "mean": sum / users.max(1) as f64,
+                    "reports": s.reports(),
+                    "users": users,
+                })
             }
             _ => return Err(corrupt("state does not match the task's protocol")),
         };
@@ -168,6 +272,7 @@ pub fn absorb_batch(
             _ => rejected += 1,
         }
     }
+    state.close_batch();
     Ok(Opened {
         state,
         rejected,

@@ -133,7 +133,7 @@ impl Analyzer {
             .insert_analyzer_task(id, &json, &keys.secret_bytes(), http::now_unix())
             .await?;
         let reg = crate::shuffler::ShufflerTask {
-            min_batch: config.request.min_batch,
+            min_batch: config.min_batch_reports(),
             deadline_unix: config.request.deadline_unix,
         };
         let sent = self

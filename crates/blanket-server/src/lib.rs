@@ -23,6 +23,7 @@ pub mod analyzer;
 pub mod client;
 pub mod crypto;
 pub mod http;
+pub mod multi;
 pub mod problem;
 pub mod relay;
 pub mod release;

@@ -2,9 +2,10 @@
 //! predicted error, and the task's privacy budget across releases.
 //!
 //! Guarantee of one release. Each user is in exactly one batch, and a batch of n_b reports is
-//! the shuffled output of n_b users running the task's randomizer, certified (eps_b, delta) by
-//! the core's accountant ([`crate::task::accounted`]). The release is a function of the
-//! batches' multisets, which are independent given the users' data, so by parallel
+//! the shuffled output of n_b users running the task's randomizer (n_b / t or n_b / m users
+//! for a multi-message task, [`crate::multi`]), certified (eps_b, delta_b) by the core's
+//! accountant or the IKOS bound ([`crate::task::certify_batch`]). The release is a function
+//! of the batches' multisets, which are independent given the users' data, so by parallel
 //! composition (McSherry, "Privacy Integrated Queries", SIGMOD 2009, Theorem 4) it is
 //! (max_b eps_b, delta)-DP.
 //!
@@ -16,7 +17,7 @@
 use crate::aggregate::State;
 use crate::problem::Rejection;
 use crate::store::StoredBatch;
-use crate::task::{accounted, predicted_mse, Certified, TaskConfig};
+use crate::task::{certify_batch, predicted_mse, Certified, TaskConfig};
 use serde::{Deserialize, Serialize};
 
 /// A computed release, before the budget check.
@@ -123,8 +124,10 @@ pub fn compute(config: &TaskConfig, batches: &[StoredBatch]) -> Result<Release, 
     if batches.is_empty() {
         return Err(Rejection::NothingToRelease(format!(
             "task {} has no unreleased batch (the shuffler forwards a batch once it holds \
-             min_batch = {} reports)",
-            config.id, config.request.min_batch
+             min_batch = {} users, {} reports)",
+            config.id,
+            config.request.min_batch,
+            config.min_batch_reports()
         )));
     }
     let mut state = State::empty(config)?;
@@ -136,7 +139,7 @@ pub fn compute(config: &TaskConfig, batches: &[StoredBatch]) -> Result<Release, 
     sizes.dedup();
     let mut worst: Option<Certified> = None;
     for &n in &sizes {
-        let g: Certified = accounted(config, n)?.into();
+        let g = certify_batch(config, n)?;
         if worst.as_ref().is_none_or(|w| g.epsilon > w.epsilon) {
             worst = Some(g);
         }
@@ -167,7 +170,7 @@ pub fn compute(config: &TaskConfig, batches: &[StoredBatch]) -> Result<Release, 
 mod tests {
     use super::*;
     use crate::aggregate::absorb_batch;
-    use crate::task::{calibrate_task, Protocol, TaskRequest};
+    use crate::task::{accounted, calibrate_task, Protocol, TaskRequest};
     use crate::wire::TaskId;
 
     fn config() -> TaskConfig {

@@ -91,6 +91,12 @@ fn release_block(r: &Release) -> String {
             &v,
             &format!("estimated counts, release {}", r.release_id),
         ));
+    } else if let Some(mean) = r.estimate["mean"].as_array() {
+        let v: Vec<f64> = mean.iter().filter_map(|x| x.as_f64()).collect();
+        s.push_str(&bar_chart(
+            &v,
+            &format!("estimated mean vector, release {}", r.release_id),
+        ));
     } else if let (Some(sum), Some(mean)) =
         (r.estimate["sum"].as_f64(), r.estimate["mean"].as_f64())
     {
@@ -143,7 +149,7 @@ pub fn render(views: &[(TaskView, Option<Release>)], all_in_one: bool) -> String
         let _ = write!(
             s,
             "<h2 id=\"t{id}\">Task {id}</h2><p>{} &middot; gamma {} &middot; calibrated for \
-             eps = {}, delta = {} at min_batch = {}</p>",
+             eps = {}, delta = {} at min_batch = {} users</p>",
             v.config.request.protocol.name(),
             n4(v.config.gamma),
             n4(v.config.certified.epsilon),

@@ -7,6 +7,7 @@
 //! so each user's guarantee is at least the target (the release re-certifies at the real batch
 //! sizes anyway, [`crate::release`]). The predicted error is stated at `expected_users`.
 
+use crate::multi::{self, IkosParams};
 use crate::problem::Rejection;
 use crate::wire::{TaskId, MAX_BATCH_REPORTS};
 use blanket::accounting::{Best, Guarantee, ShuffleAccountant};
@@ -30,6 +31,29 @@ pub enum Protocol {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         k: Option<u64>,
     },
+    /// Sum of vectors in [0, 1]^d: each user sends t messages (coordinate, level); t and k
+    /// fixed or chosen by the calibrator ([`crate::multi`]).
+    VectorSum {
+        /// Dimension d.
+        d: u64,
+        /// Coordinates (messages) per user; `None` in a request: calibrated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        t: Option<u64>,
+        /// Precision k; `None` in a request: calibrated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        k: Option<u64>,
+    },
+    /// DP sum of reals in [0, 1] over split-and-mix: each client sends m shares mod q
+    /// ([`crate::multi`]).
+    IkosSum {
+        /// Security parameter sigma; `None` in a request: the smallest with
+        /// (1 + e^eps) 2^-sigma <= delta.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sigma: Option<u32>,
+        /// q, m, p and h, chosen by the server (absent in a request).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calibrated: Option<IkosParams>,
+    },
 }
 
 impl Protocol {
@@ -38,6 +62,20 @@ impl Protocol {
         match self {
             Self::Histogram { .. } => "histogram",
             Self::ScalarSum { .. } => "scalar-sum",
+            Self::VectorSum { .. } => "vector-sum",
+            Self::IkosSum { .. } => "ikos-sum",
+        }
+    }
+
+    /// Reports each user sends: 1, t (vector sum) or m (IKOS sum; 1 before calibration).
+    pub fn messages_per_user(&self) -> u64 {
+        match self {
+            Self::VectorSum { t: Some(t), .. } => *t,
+            Self::IkosSum {
+                calibrated: Some(c),
+                ..
+            } => u64::from(c.shares),
+            _ => 1,
         }
     }
 }
@@ -54,7 +92,8 @@ pub struct TaskRequest {
     pub delta: f64,
     /// Expected number of users per release (the predicted error is stated for it).
     pub expected_users: u64,
-    /// Smallest batch the shuffler forwards (the guarantee is certified for it).
+    /// Smallest batch the shuffler forwards, in users (the guarantee is certified for it; the
+    /// shuffler counts reports: `min_batch` times the messages per user).
     pub min_batch: u64,
     /// Unix time (seconds) after which the shuffler refuses reports.
     pub deadline_unix: u64,
@@ -92,15 +131,26 @@ pub struct TaskConfig {
     pub id: String,
     /// The request, with `protocol` completed (k filled in for a scalar sum).
     pub request: TaskRequest,
-    /// Blanket probability gamma (certified).
+    /// Blanket probability gamma (certified); 0 for the IKOS sum (no blanket).
     pub gamma: f64,
-    /// Local eps0 of one report.
+    /// Local eps0 of one report (one message); 0 for the IKOS sum, whose single share is
+    /// uniform on Z_q (a client's m shares together reveal its noisy value).
     pub eps0: f64,
     /// The guarantee certified for one batch of `min_batch` reports.
     pub certified: Certified,
     /// Predicted worst-case MSE at `expected_users`, on the protocol's own scale (a count for
-    /// the histogram, the sum for the scalar sum).
+    /// the histogram, the sum for the scalar and IKOS sums, the mean vector summed over
+    /// coordinates for the vector sum).
     pub predicted_mse: f64,
+}
+
+impl TaskConfig {
+    /// The smallest batch in reports, as the shuffler is told.
+    pub fn min_batch_reports(&self) -> u64 {
+        self.request
+            .min_batch
+            .saturating_mul(self.request.protocol.messages_per_user())
+    }
 }
 
 /// What a client needs, published at `GET /tasks/{id}`.
@@ -152,6 +202,11 @@ pub fn accounted(config: &TaskConfig, n: u64) -> Result<Guarantee, Rejection> {
             let k = Precision::new(k.unwrap_or(0))?;
             scalar_shape().instance(k, gamma, &target)
         }
+        Protocol::VectorSum { .. } | Protocol::IkosSum { .. } => {
+            return Err(Rejection::Infeasible(
+                "multi-message protocols are certified by certify_batch".into(),
+            ))
+        }
     };
     let accountant = Best::default();
     let g = accountant
@@ -172,6 +227,41 @@ pub fn accounted(config: &TaskConfig, n: u64) -> Result<Guarantee, Rejection> {
         }
     }
     Ok(g)
+}
+
+/// The guarantee of one batch of `reports` reports (`reports / messages_per_user` users),
+/// certified by the core's accountant (histogram, scalar and vector sums) or the IKOS bound.
+pub fn certify_batch(config: &TaskConfig, reports: u64) -> Result<Certified, Rejection> {
+    let users = reports / config.request.protocol.messages_per_user();
+    match config.request.protocol {
+        Protocol::Histogram { .. } | Protocol::ScalarSum { .. } => {
+            accounted(config, reports).map(Certified::from)
+        }
+        Protocol::VectorSum { d, t, k } => {
+            let p = multi::vector_protocol(d, t, k, config.gamma)?;
+            multi::certify_vector(config, &p, users)
+        }
+        Protocol::IkosSum { sigma, calibrated } => {
+            let (sigma, c) = ikos_parts(sigma, calibrated)?;
+            let p = multi::ikos_protocol(config.request.eps, sigma, &c)?;
+            multi::certify_ikos(config, &p, sigma, users)
+        }
+    }
+}
+
+/// sigma and the parameters of a calibrated IKOS task.
+pub fn ikos_parts(
+    sigma: Option<u32>,
+    calibrated: Option<IkosParams>,
+) -> Result<(u32, IkosParams), Rejection> {
+    match (sigma, calibrated) {
+        (Some(s), Some(c)) => Ok((s, c)),
+        _ => Err(Rejection::OutOfRange {
+            field: "calibrated".into(),
+            allowed: "set by the server (sigma, q, m, p)".into(),
+            value: "missing".into(),
+        }),
+    }
 }
 
 fn scalar_shape() -> ScalarSumShape {
@@ -249,6 +339,14 @@ pub fn calibrate_task(id: TaskId, request: TaskRequest) -> Result<TaskConfig, Re
             let mse = shape.predicted_mse(cal.choice, cal.gamma, expected);
             (cal.gamma, cal.eps0, cal.certified, mse)
         }
+        Protocol::VectorSum { d, t, k } => {
+            let c = multi::calibrate_vector(d, t, k, &target, expected)?;
+            return Ok(multi_config(id, request, c));
+        }
+        Protocol::IkosSum { sigma, calibrated } => {
+            let c = multi::calibrate_ikos(&request, sigma, calibrated)?;
+            return Ok(multi_config(id, request, c));
+        }
     };
     let certified = guarantee.ok_or_else(|| {
         Rejection::Infeasible("the accountant cannot certify the randomizer users run".into())
@@ -263,17 +361,38 @@ pub fn calibrate_task(id: TaskId, request: TaskRequest) -> Result<TaskConfig, Re
     })
 }
 
-/// Predicted worst-case MSE of a release of `n` reports.
+fn multi_config(id: TaskId, mut request: TaskRequest, c: multi::Calibrated) -> TaskConfig {
+    request.protocol = c.protocol;
+    TaskConfig {
+        id: id.hex(),
+        request,
+        gamma: c.gamma,
+        eps0: c.eps0,
+        certified: c.certified,
+        predicted_mse: c.predicted_mse,
+    }
+}
+
+/// Predicted worst-case MSE of a release of `n` reports (`n / messages_per_user` users).
 pub fn predicted_mse(config: &TaskConfig, n: u64) -> Result<f64, Rejection> {
-    let gamma = Gamma::new(config.gamma)?;
-    let n = NumUsers::new(n)?;
+    let users = (n / config.request.protocol.messages_per_user()).max(2);
     Ok(match config.request.protocol {
         Protocol::Histogram { domain } => HistogramShape {
             m: DomainSize::new(domain)?,
         }
-        .predicted_mse((), gamma, n),
-        Protocol::ScalarSum { k } => {
-            scalar_shape().predicted_mse(Precision::new(k.unwrap_or(0))?, gamma, n)
+        .predicted_mse((), Gamma::new(config.gamma)?, NumUsers::new(n)?),
+        Protocol::ScalarSum { k } => scalar_shape().predicted_mse(
+            Precision::new(k.unwrap_or(0))?,
+            Gamma::new(config.gamma)?,
+            NumUsers::new(n)?,
+        ),
+        Protocol::VectorSum { d, t, k } => {
+            multi::vector_protocol(d, t, k, config.gamma)?.worst_case_mean_mse(users)
+        }
+        Protocol::IkosSum { sigma, calibrated } => {
+            let (sigma, c) = ikos_parts(sigma, calibrated)?;
+            let p = multi::ikos_protocol(config.request.eps, sigma, &c)?;
+            multi::ikos_mse(&p, users)
         }
     })
 }

@@ -1,12 +1,59 @@
 //! Property-based fuzzing of the wire decoders (proptest, stable Rust): arbitrary bytes never
 //! panic and are either refused with a typed reason or decode to something that encodes back
 //! to the same bytes; every valid report round-trips; every change of length is refused.
+//! The message decoders of the multi-message tasks (vector-sum coordinate messages, IKOS
+//! shares) take any u32 without panicking and reject exactly the messages outside the
+//! protocol's domain; a user's bulk upload (its reports concatenated) splits back into them.
 
+use blanket_server::aggregate::absorb_batch;
+use blanket_server::multi::{decode_coordinate, encode_coordinate};
+use blanket_server::task::{calibrate_task, Protocol, TaskConfig, TaskRequest};
 use blanket_server::wire::{
     Batch, Report, Sealed, TaskId, BATCH_HEADER_LEN, CIPHERTEXT_LEN, REPORT_LEN, SEALED_LEN,
 };
 use blanket_server::Rejection;
 use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn config(protocol: Protocol) -> TaskConfig {
+    calibrate_task(
+        TaskId([7; 16]),
+        TaskRequest {
+            protocol,
+            eps: 8.0,
+            delta: 1e-3,
+            expected_users: 100,
+            min_batch: 100,
+            deadline_unix: 1 << 40,
+            budget_eps: 8.0,
+            budget_delta: 1e-3,
+        },
+    )
+    .unwrap()
+}
+
+/// A vector-sum task with d = 5, t = 2, k = 3 (20 valid messages).
+fn vector_config() -> &'static TaskConfig {
+    static C: OnceLock<TaskConfig> = OnceLock::new();
+    C.get_or_init(|| {
+        config(Protocol::VectorSum {
+            d: 5,
+            t: Some(2),
+            k: Some(3),
+        })
+    })
+}
+
+/// An IKOS-sum task (its q is 2^modulus_bits).
+fn ikos_config() -> &'static TaskConfig {
+    static C: OnceLock<TaskConfig> = OnceLock::new();
+    C.get_or_init(|| {
+        config(Protocol::IkosSum {
+            sigma: None,
+            calibrated: None,
+        })
+    })
+}
 
 fn sealed() -> impl Strategy<Value = Sealed> {
     (
@@ -28,7 +75,11 @@ fn report() -> impl Strategy<Value = Report> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_f022),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
@@ -75,5 +126,59 @@ proptest! {
         if count as usize != b.sealed.len() {
             prop_assert!(Batch::decode(&lie).is_err());
         }
+    }
+
+    #[test]
+    fn bulk_bodies_split_into_their_reports(
+        rs in proptest::collection::vec(report(), 1..12),
+        cut in 1..REPORT_LEN,
+    ) {
+        let body: Vec<u8> = rs.iter().flat_map(Report::encode).collect();
+        let back: Vec<Report> = body
+            .chunks_exact(REPORT_LEN)
+            .map(|c| Report::decode(c).unwrap())
+            .collect();
+        prop_assert_eq!(&back, &rs);
+        // A truncated body leaves a short last piece, refused by its length.
+        let short = &body[..body.len() - cut];
+        prop_assert!(!short.len().is_multiple_of(REPORT_LEN));
+        let last = short.chunks(REPORT_LEN).last().unwrap();
+        prop_assert!(Report::decode(last).is_err());
+    }
+
+    #[test]
+    fn vector_messages_never_panic_and_out_of_domain_is_rejected(
+        msgs in proptest::collection::vec(any::<u32>(), 0..64),
+        small in proptest::collection::vec(0u32..24, 0..64),
+    ) {
+        let c = vector_config();
+        let all: Vec<Option<u32>> = msgs.iter().chain(&small).map(|&m| Some(m)).collect();
+        let o = absorb_batch(c, &all, &vec![true; all.len()]).unwrap();
+        // d = 5 coordinates of k + 1 = 4 levels: exactly the messages below 20 are valid.
+        let valid = all.iter().filter(|m| m.unwrap() < 20).count() as u64;
+        prop_assert_eq!(o.state.reports(), valid);
+        prop_assert_eq!(o.rejected, all.len() as u64 - valid);
+        for &m in &small {
+            let (j, y) = decode_coordinate(m, 3);
+            prop_assert_eq!(encode_coordinate(j, y, 3), m);
+        }
+    }
+
+    #[test]
+    fn ikos_shares_never_panic_and_shares_outside_zq_are_rejected(
+        msgs in proptest::collection::vec(any::<u32>(), 0..64),
+    ) {
+        let c = ikos_config();
+        let Protocol::IkosSum { calibrated: Some(p), .. } = c.request.protocol else {
+            panic!("{:?}", c.request.protocol)
+        };
+        let q = 1u64 << p.modulus_bits;
+        let all: Vec<Option<u32>> = msgs.iter().map(|&m| Some(m)).collect();
+        let o = absorb_batch(c, &all, &vec![true; all.len()]).unwrap();
+        let valid = msgs.iter().filter(|&&m| u64::from(m) < q).count() as u64;
+        prop_assert_eq!(o.state.reports(), valid);
+        prop_assert_eq!(o.rejected, msgs.len() as u64 - valid);
+        let e = o.state.estimate(c).unwrap();
+        prop_assert!(e["sum"].as_f64().unwrap().is_finite());
     }
 }

@@ -30,6 +30,12 @@ pub enum ProtocolArg {
     Histogram,
     /// Sum of reals in [0, 1].
     ScalarSum,
+    /// Sum of vectors in [0, 1]^d (--d; --t and --k calibrated unless given); each user
+    /// sends t reports.
+    VectorSum,
+    /// DP sum of reals in [0, 1] over split-and-mix (IKOS): each client sends m shares mod
+    /// q; delta = (1 + e^eps) 2^-sigma.
+    IkosSum,
 }
 
 /// Arguments of `blanket task create`.
@@ -44,15 +50,26 @@ pub struct CreateArgs {
     /// Number of categories m (histogram; 2 to 2^26).
     #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: Option<u64>,
-    /// Fixed precision k (scalar sum; default: calibrated).
+    /// Fixed precision k (scalar and vector sums; default: calibrated).
     #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub k: Option<u64>,
+    /// Dimension d of the vectors (vector sum).
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
+    pub d: Option<u64>,
+    /// Fixed number t of coordinates each user reports (vector sum; default: calibrated).
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
+    pub t: Option<u64>,
+    /// Security parameter sigma of the split-and-mix layer, 1 to 512 (IKOS sum; default:
+    /// the smallest with (1 + e^eps) 2^-sigma <= --delta).
+    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
+    pub sigma: Option<u64>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Expected number of users per release (the predicted error is stated for it).
     #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
-    /// Smallest batch the shuffler forwards (the guarantee is certified for it; default n).
+    /// Smallest batch the shuffler forwards, in users (the guarantee is certified for it;
+    /// default n).
     #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub min_batch: Option<u64>,
     /// How long the task accepts reports: seconds, or with a unit (90s, 30m, 12h, 7d).
@@ -111,12 +128,50 @@ pub fn parse_duration(s: &str) -> Result<u64> {
 
 /// The request `task create` sends.
 pub fn request(a: &CreateArgs) -> Result<TaskRequest> {
+    let unused = |given: bool, flag: &str| -> Result<()> {
+        if given {
+            bail!(
+                "{flag} does not apply to --protocol {}",
+                a.protocol
+                    .to_possible_value()
+                    .map_or_else(String::new, |v| v.get_name().to_string())
+            );
+        }
+        Ok(())
+    };
+    unused(
+        a.domain.is_some() && a.protocol != ProtocolArg::Histogram,
+        "--domain",
+    )?;
+    unused(
+        a.k.is_some() && matches!(a.protocol, ProtocolArg::Histogram | ProtocolArg::IkosSum),
+        "--k",
+    )?;
+    unused(a.d.is_some() && a.protocol != ProtocolArg::VectorSum, "--d")?;
+    unused(a.t.is_some() && a.protocol != ProtocolArg::VectorSum, "--t")?;
+    unused(
+        a.sigma.is_some() && a.protocol != ProtocolArg::IkosSum,
+        "--sigma",
+    )?;
     let protocol = match a.protocol {
         ProtocolArg::Histogram => match a.domain {
             Some(domain) => Protocol::Histogram { domain },
             None => bail!("--domain is required for --protocol histogram"),
         },
         ProtocolArg::ScalarSum => Protocol::ScalarSum { k: a.k },
+        ProtocolArg::VectorSum => match a.d {
+            Some(d) => Protocol::VectorSum { d, t: a.t, k: a.k },
+            None => bail!("--d is required for --protocol vector-sum"),
+        },
+        ProtocolArg::IkosSum => Protocol::IkosSum {
+            sigma: match a.sigma {
+                Some(s) => Some(u32::try_from(s).map_err(|_| {
+                    anyhow::anyhow!("--sigma must be an integer from 1 to 512, got {s}")
+                })?),
+                None => None,
+            },
+            calibrated: None,
+        },
     };
     let n = blanket::params::NumUsers::from_f64(a.n)?.get();
     let now = blanket_server::http::now_unix();
@@ -267,6 +322,21 @@ fn print_params(url: &str, p: &ClientParams) {
     match p.protocol {
         Protocol::Histogram { domain } => rows.push(("domain", domain.to_string())),
         Protocol::ScalarSum { k } => rows.push(("k", k.map_or("-".into(), |k| k.to_string()))),
+        Protocol::VectorSum { d, t, k } => {
+            let show = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
+            rows.push(("d", d.to_string()));
+            rows.push(("t (reports per user)", show(t)));
+            rows.push(("k", show(k)));
+        }
+        Protocol::IkosSum { sigma, calibrated } => {
+            rows.push(("sigma", sigma.map_or("-".into(), |s| s.to_string())));
+            if let Some(c) = calibrated {
+                rows.push(("modulus q", format!("2^{}", c.modulus_bits)));
+                rows.push(("shares per client m", c.shares.to_string()));
+                rows.push(("precision p", c.precision.to_string()));
+                rows.push(("noise for h clients", c.honest.to_string()));
+            }
+        }
     }
     rows.extend([
         ("gamma", num(p.gamma)),

@@ -29,6 +29,28 @@ impl CoordinateSums {
         }
     }
 
+    /// A stored state: per-coordinate counts and sums for values in {0, ..., max}; `None` if
+    /// the lengths differ, d is 0, or a sum exceeds max times its count.
+    pub fn from_parts(max: u32, counts: Vec<u64>, sums: Vec<u128>) -> Option<Self> {
+        if counts.is_empty() || counts.len() != sums.len() {
+            return None;
+        }
+        let fits = counts
+            .iter()
+            .zip(&sums)
+            .all(|(&c, &s)| s <= u128::from(c) * u128::from(max));
+        if !fits {
+            return None;
+        }
+        let total = counts.iter().try_fold(0u64, |t, &c| t.checked_add(c))?;
+        Some(Self {
+            max,
+            counts,
+            sums,
+            total,
+        })
+    }
+
     /// Number of coordinates d.
     pub fn dimension(&self) -> u32 {
         self.counts.len() as u32
@@ -118,6 +140,10 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.counts(), &[2, 1, 2]);
         assert_eq!(a.sums(), &[4, 0, 3]);
+        let back = CoordinateSums::from_parts(3, a.counts().to_vec(), a.sums().to_vec());
+        assert_eq!(back.as_ref(), Some(&a));
+        assert_eq!(CoordinateSums::from_parts(3, vec![1], vec![4]), None);
+        assert_eq!(CoordinateSums::from_parts(3, vec![1, 2], vec![1]), None);
         assert_eq!(a.reports(), 5);
         assert_eq!(a.dimension(), 3);
     }

@@ -307,6 +307,21 @@ impl IkosSum {
         self.alternating
     }
 
+    /// The same protocol with `shares` shares per client instead of
+    /// `m_required(n, q, sigma)` (same modulus, noise and precision). For a deployment whose
+    /// shuffled batches can hold fewer clients than n (the service sizes q for its largest
+    /// batch and m for its smallest): the caller checks sigma-security at each batch's client
+    /// count with [`Ikos::distance_bound_log2`]. Errors: `shares` outside 2..=4096.
+    pub fn with_shares(self, shares: u32) -> Result<Self, IkosSumError> {
+        if !(2..=crate::protocol::ikos::MAX_SHARES).contains(&shares) {
+            return Err(out_of_range("shares", "an integer from 2 to 4096", shares));
+        }
+        Ok(Self {
+            ikos: Ikos::new(self.ikos.modulus(), shares)?,
+            ..self
+        })
+    }
+
     /// The split-and-mix layer (modulus, shares).
     pub fn ikos(&self) -> Ikos {
         self.ikos
@@ -694,5 +709,17 @@ mod tests {
             "noise differences per second at n = 10^4, eps = 1: {:.3e} ({acc})",
             draws as f64 / secs
         );
+    }
+
+    #[test]
+    fn with_shares_keeps_everything_but_m() {
+        let p = IkosSum::new(10_000, 1.0, 40).unwrap();
+        let more = p.with_shares(p.ikos().shares() + 3).unwrap();
+        assert_eq!(more.ikos().shares(), p.ikos().shares() + 3);
+        assert_eq!(more.ikos().modulus(), p.ikos().modulus());
+        assert_eq!(more.precision(), p.precision());
+        assert_eq!(more.alpha(), p.alpha());
+        assert!(p.with_shares(1).is_err());
+        assert!(p.with_shares(5000).is_err());
     }
 }

@@ -1,8 +1,13 @@
 //! Helpers shared by the end-to-end tests of the `blanket` binary.
 #![allow(dead_code)] // each test crate uses a subset
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+/// The peer token of the `blanket serve` children the tests start.
+pub const TOKEN: &str = "cli-test-peer-token";
 
 /// The words of a command line (split at white space): `words("account shuffle --n 1e4")`.
 pub fn words(line: &str) -> Vec<&str> {
@@ -93,4 +98,55 @@ pub fn fails_code(code: i32, args: &[&str], needle: &str) {
         err.contains(needle),
         "{args:?}: expected {needle:?} in {err}"
     );
+}
+
+/// A `blanket serve` child, killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `blanket serve ARGS` (the peer token in the environment) and waits for the line
+/// naming its address.
+pub fn serve(args: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .arg("serve")
+        .args(args)
+        .env("BLANKET_PEER_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("blanket serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the server prints its address");
+    let url = line
+        .strip_prefix("listening on ")
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    Server { child, url }
+}
+
+/// A port free at the time of the call (for the analyzer, whose URL the shuffler needs first).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

@@ -90,3 +90,31 @@ pub fn now_unix() -> u64 {
         .map(|d| d.as_secs())
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_checked_exactly() {
+        assert!(secret_eq(b"abc", b"abc"));
+        assert!(!secret_eq(b"abc", b"abd"));
+        assert!(!secret_eq(b"abc", b"abcd"));
+        assert!(!secret_eq(b"", b"a"));
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            check_admin(&h, "t"),
+            Err(Rejection::AdminUnauthorized(AdminAuth::Missing))
+        );
+        h.insert(
+            axum::http::header::AUTHORIZATION,
+            "Bearer u".parse().unwrap(),
+        );
+        assert_eq!(
+            check_admin(&h, "t"),
+            Err(Rejection::AdminUnauthorized(AdminAuth::Wrong))
+        );
+        assert_eq!(check_peer(&h, "t"), Err(Rejection::Unauthorized));
+        assert_eq!(check_admin(&h, "u"), Ok(()));
+    }
+}

@@ -301,4 +301,23 @@ mod tests {
         assert_eq!(p.status, 409);
         assert_eq!(p.reason, "duplicate");
     }
+
+    #[test]
+    fn admin_refusals_are_401_with_typed_reasons() {
+        let m = Rejection::AdminUnauthorized(AdminAuth::Missing);
+        let w = Rejection::AdminUnauthorized(AdminAuth::Wrong);
+        assert_eq!(
+            (m.status().as_u16(), m.reason()),
+            (401, "admin-token-missing")
+        );
+        assert_eq!(
+            (w.status().as_u16(), w.reason()),
+            (401, "admin-token-wrong")
+        );
+        let resp = m.into_response();
+        assert_eq!(
+            resp.headers().get(header::WWW_AUTHENTICATE).unwrap(),
+            "Bearer realm=\"blanket-admin\""
+        );
+    }
 }

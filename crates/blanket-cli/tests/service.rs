@@ -7,62 +7,10 @@ use common::*;
 
 use blanket::rng::{RngCore, SecureRng};
 use blanket_server::wire::{Report, Sealed, TaskId, CIPHERTEXT_LEN};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const TOKEN: &str = "cli-test-peer-token";
-
-/// A `blanket serve` child, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(args: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .arg("serve")
-        .args(args)
-        .env("BLANKET_PEER_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("blanket serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the server prints its address");
-    let url = line
-        .strip_prefix("listening on ")
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    Server { child, url }
-}
-
-/// A port free at the time of the call (for the analyzer, whose URL the shuffler needs first).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn run_ok(args: &[&str]) -> serde_json::Value {
     json(args)
@@ -86,6 +34,9 @@ fn shuffler_and_analyzer_apart_end_to_end() {
         &analyzer_url,
     ]);
     let listen = format!("127.0.0.1:{port}");
+    // The analyzer creates its admin token file (it does not exist yet).
+    let admin_file = dir.join("admin-token");
+    let admin = admin_file.to_str().unwrap();
     let analyzer = serve(&[
         "--role",
         "analyzer",
@@ -95,10 +46,72 @@ fn shuffler_and_analyzer_apart_end_to_end() {
         &listen,
         "--shuffler",
         &shuffler.url,
+        "--admin-token-file",
+        admin,
     ]);
+    let token = std::fs::read_to_string(&admin_file).unwrap();
+    assert_eq!(token.trim().len(), 64, "a 32-byte hex token");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&admin_file).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o077,
+            0,
+            "the token file is readable by others: {mode:o}"
+        );
+    }
+    let create = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "task",
+            "create",
+            "--server",
+            &analyzer.url,
+            "--protocol",
+            "histogram",
+            "--domain",
+            "4",
+            "--eps",
+            "8",
+            "--delta",
+            "1e-3",
+            "--n",
+            "60",
+            "--budget-eps",
+            "8",
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    // Without the token, or with another one: refused (401, typed reason), nothing created.
+    let no_token = create(&[]);
+    fails_with(
+        &no_token.iter().map(String::as_str).collect::<Vec<_>>(),
+        "admin-token-missing",
+    );
+    let wrong_file = dir.join("wrong-token");
+    std::fs::write(&wrong_file, "not-the-token\n").unwrap();
+    let wrong = create(&["--admin-token-file", wrong_file.to_str().unwrap()]);
+    fails_with(
+        &wrong.iter().map(String::as_str).collect::<Vec<_>>(),
+        "admin-token-wrong",
+    );
+    let missing = create(&["--admin-token-file", "/nonexistent/blanket-admin-token"]);
+    fails_with(
+        &missing.iter().map(String::as_str).collect::<Vec<_>>(),
+        "cannot read the admin token file",
+    );
+    let list = run_ok(&["task", "list", "--server", &analyzer.url, "--json"]);
+    assert_eq!(list.as_array().unwrap().len(), 0);
     let created = run_ok(&[
         "task",
         "create",
+        "--admin-token-file",
+        admin,
         "--server",
         &analyzer.url,
         "--protocol",
@@ -145,11 +158,45 @@ fn shuffler_and_analyzer_apart_end_to_end() {
         assert!(t0.elapsed() < Duration::from_secs(60), "{shown}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let rel = run_ok(&["task", "release", "--task", &task_url, "--json"]);
+    fails_with(
+        &["task", "release", "--task", &task_url],
+        "admin-token-missing",
+    );
+    let wrong = wrong_file.to_str().unwrap();
+    fails_with(
+        &[
+            "task",
+            "release",
+            "--task",
+            &task_url,
+            "--admin-token-file",
+            wrong,
+        ],
+        "admin-token-wrong",
+    );
+    // The token from the environment works as well as the file.
+    let out = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(["task", "release", "--task", &task_url, "--json"])
+        .env("BLANKET_ADMIN_TOKEN", token.trim())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rel: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rel["reports"], 60);
     assert!(rel["guarantee"]["epsilon"].as_f64().unwrap() <= 8.0);
     fails_with(
-        &["task", "release", "--task", &task_url],
+        &[
+            "task",
+            "release",
+            "--task",
+            &task_url,
+            "--admin-token-file",
+            admin,
+        ],
         "nothing-to-release",
     );
     let list = run_ok(&["task", "list", "--server", &analyzer.url, "--json"]);

@@ -1,6 +1,8 @@
 //! The analyzer role: creates and calibrates tasks (and holds their HPKE private keys),
 //! accepts batches from its shuffler only (peer token), opens and aggregates them, and
 //! releases estimates with their certified guarantee within each task's privacy budget.
+//! Creating a task and releasing change state and need the operator's admin token
+//! (`Authorization: Bearer`, [`http::check_admin`]); reading is open.
 
 use crate::aggregate::{absorb_batch, open_all};
 use crate::crypto::{KeyPair, SUITE};
@@ -25,6 +27,7 @@ use std::time::Duration;
 pub struct Analyzer {
     store: Store,
     peer_token: String,
+    admin_token: String,
     shuffler_url: String,
     http: reqwest::Client,
     /// Both roles in one process (`--role all`): shown on the status page.
@@ -74,11 +77,13 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl Analyzer {
-    /// The analyzer over `store`, registering tasks with the shuffler at `shuffler_url`.
+    /// The analyzer over `store`, registering tasks with the shuffler at `shuffler_url`;
+    /// task creation and release need `admin_token` (`Authorization: Bearer`).
     pub fn new(
         store: Store,
         shuffler_url: String,
         peer_token: String,
+        admin_token: String,
         all_in_one: bool,
     ) -> Result<Arc<Self>, Rejection> {
         let http = reqwest::Client::builder()
@@ -88,6 +93,7 @@ impl Analyzer {
         Ok(Arc::new(Self {
             store,
             peer_token,
+            admin_token,
             shuffler_url: shuffler_url.trim_end_matches('/').to_string(),
             http,
             all_in_one,
@@ -325,8 +331,10 @@ pub async fn openapi() -> ([(axum::http::HeaderName, &'static str); 1], &'static
 
 async fn create(
     State(a): State<Arc<Analyzer>>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<ClientParams>), Rejection> {
+    http::check_admin(&headers, &a.admin_token)?;
     let body = http::body(body, JSON_BODY_LIMIT)?;
     let request: TaskRequest = http::json("task request", &body)?;
     Ok((StatusCode::CREATED, Json(a.create_task(request).await?)))
@@ -354,7 +362,9 @@ async fn status(
 async fn release(
     State(a): State<Arc<Analyzer>>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Release>), Rejection> {
+    http::check_admin(&headers, &a.admin_token)?;
     Ok((StatusCode::CREATED, Json(a.release(parse_id(&id)?).await?)))
 }
 

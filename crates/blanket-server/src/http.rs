@@ -1,6 +1,7 @@
-//! HTTP plumbing shared by the roles: bodies with limits, peer authentication, fallbacks.
+//! HTTP plumbing shared by the roles: bodies with limits, peer and admin authentication,
+//! fallbacks.
 
-use crate::problem::Rejection;
+use crate::problem::{AdminAuth, Rejection};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
@@ -45,22 +46,40 @@ pub fn json<T: serde::de::DeserializeOwned>(what: &'static str, b: &[u8]) -> Res
     Ok(v)
 }
 
-/// Checks `Authorization: Bearer TOKEN` against the peer token (constant-time comparison).
-pub fn check_peer(headers: &HeaderMap, token: &str) -> Result<(), Rejection> {
-    let got = headers
+/// The bearer token of a request, if it has one.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or(Rejection::Unauthorized)?;
-    let (a, b) = (got.as_bytes(), token.as_bytes());
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold((a.len() ^ b.len()) as u8, |d, (x, y)| d | (x ^ y));
-    if diff == 0 && a.len() == b.len() {
+}
+
+/// Whether two secrets are equal, in time independent of where they differ and of their
+/// lengths: both are hashed (SHA-256) and the digests compared without an early exit.
+pub fn secret_eq(a: &[u8], b: &[u8]) -> bool {
+    use sha2::{Digest, Sha256};
+    let (da, db) = (Sha256::digest(a), Sha256::digest(b));
+    da.iter().zip(db.iter()).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+/// Checks `Authorization: Bearer TOKEN` against the peer token (constant-time comparison).
+pub fn check_peer(headers: &HeaderMap, token: &str) -> Result<(), Rejection> {
+    let got = bearer(headers).ok_or(Rejection::Unauthorized)?;
+    if secret_eq(got.as_bytes(), token.as_bytes()) {
         Ok(())
     } else {
         Err(Rejection::Unauthorized)
+    }
+}
+
+/// Checks `Authorization: Bearer TOKEN` against the admin token of a state-changing admin
+/// route (constant-time comparison): 401 `admin-token-missing` or `admin-token-wrong`.
+pub fn check_admin(headers: &HeaderMap, token: &str) -> Result<(), Rejection> {
+    let got = bearer(headers).ok_or(Rejection::AdminUnauthorized(AdminAuth::Missing))?;
+    if secret_eq(got.as_bytes(), token.as_bytes()) {
+        Ok(())
+    } else {
+        Err(Rejection::AdminUnauthorized(AdminAuth::Wrong))
     }
 }
 
@@ -80,4 +99,32 @@ pub fn now_unix() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_checked_exactly() {
+        assert!(secret_eq(b"abc", b"abc"));
+        assert!(!secret_eq(b"abc", b"abd"));
+        assert!(!secret_eq(b"abc", b"abcd"));
+        assert!(!secret_eq(b"", b"a"));
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            check_admin(&h, "t"),
+            Err(Rejection::AdminUnauthorized(AdminAuth::Missing))
+        );
+        h.insert(
+            axum::http::header::AUTHORIZATION,
+            "Bearer u".parse().unwrap(),
+        );
+        assert_eq!(
+            check_admin(&h, "t"),
+            Err(Rejection::AdminUnauthorized(AdminAuth::Wrong))
+        );
+        assert_eq!(check_peer(&h, "t"), Err(Rejection::Unauthorized));
+        assert_eq!(check_admin(&h, "u"), Ok(()));
+    }
 }

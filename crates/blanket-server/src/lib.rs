@@ -34,5 +34,5 @@ pub mod store;
 pub mod task;
 pub mod wire;
 
-pub use problem::{Problem, Rejection};
+pub use problem::{AdminAuth, Problem, Rejection};
 pub use server::{start, Role, Running, ServeConfig, ALL_IN_ONE_WARNING};

@@ -85,6 +85,10 @@ pub enum Rejection {
     /// A peer-only endpoint called without the peer's token.
     #[error("this endpoint is for the peer role only: missing or wrong bearer token")]
     Unauthorized,
+    /// A state-changing admin route (task create, release) called without the operator's
+    /// admin token (`reason`: `admin-token-missing` or `admin-token-wrong`).
+    #[error("{}", admin_detail(*.0))]
+    AdminUnauthorized(AdminAuth),
     /// Wrong content type.
     #[error("unsupported media type: expected {0}")]
     UnsupportedMediaType(&'static str),
@@ -116,6 +120,25 @@ pub enum Rejection {
     PeerUnavailable(String),
 }
 
+/// Why an admin request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminAuth {
+    /// No `Authorization: Bearer` header.
+    Missing,
+    /// A bearer token other than the admin token.
+    Wrong,
+}
+
+fn admin_detail(a: AdminAuth) -> &'static str {
+    match a {
+        AdminAuth::Missing => {
+            "this route changes state and needs the admin token: send `Authorization: Bearer \
+             TOKEN` (the CLI: --admin-token-file PATH or BLANKET_ADMIN_TOKEN)"
+        }
+        AdminAuth::Wrong => "the bearer token is not this server's admin token",
+    }
+}
+
 impl Rejection {
     /// The reason's stable name (the problem type's last path segment and `reason` key).
     pub fn reason(&self) -> &'static str {
@@ -133,6 +156,8 @@ impl Rejection {
             Self::NothingToRelease(_) => "nothing-to-release",
             Self::TooLarge { .. } => "too-large",
             Self::Unauthorized => "unauthorized",
+            Self::AdminUnauthorized(AdminAuth::Missing) => "admin-token-missing",
+            Self::AdminUnauthorized(AdminAuth::Wrong) => "admin-token-wrong",
             Self::UnsupportedMediaType(_) => "unsupported-media-type",
             Self::NotFound(_) => "not-found",
             Self::MethodNotAllowed => "method-not-allowed",
@@ -157,7 +182,7 @@ impl Rejection {
             }
             Self::TaskClosed(_) => StatusCode::GONE,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized | Self::AdminUnauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -226,7 +251,20 @@ impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
         let status = self.status();
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
-        (status, [(header::CONTENT_TYPE, PROBLEM_JSON)], body).into_response()
+        let mut resp = (status, [(header::CONTENT_TYPE, PROBLEM_JSON)], body).into_response();
+        // RFC 9110, Section 11.6.1: a 401 names the scheme to use.
+        let realm = match self {
+            Self::AdminUnauthorized(_) => Some("Bearer realm=\"blanket-admin\""),
+            Self::Unauthorized => Some("Bearer realm=\"blanket-peer\""),
+            _ => None,
+        };
+        if let Some(realm) = realm {
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static(realm),
+            );
+        }
+        resp
     }
 }
 
@@ -262,5 +300,24 @@ mod tests {
         assert_eq!(p.problem_type, "urn:blanket:problem:duplicate");
         assert_eq!(p.status, 409);
         assert_eq!(p.reason, "duplicate");
+    }
+
+    #[test]
+    fn admin_refusals_are_401_with_typed_reasons() {
+        let m = Rejection::AdminUnauthorized(AdminAuth::Missing);
+        let w = Rejection::AdminUnauthorized(AdminAuth::Wrong);
+        assert_eq!(
+            (m.status().as_u16(), m.reason()),
+            (401, "admin-token-missing")
+        );
+        assert_eq!(
+            (w.status().as_u16(), w.reason()),
+            (401, "admin-token-wrong")
+        );
+        let resp = m.into_response();
+        assert_eq!(
+            resp.headers().get(header::WWW_AUTHENTICATE).unwrap(),
+            "Bearer realm=\"blanket-admin\""
+        );
     }
 }

@@ -56,6 +56,13 @@ pub struct ServeConfig {
     pub peer_url: Option<String>,
     /// The secret shared by the two roles; with `--role all`, generated if absent.
     pub peer_token: Option<String>,
+    /// The operator's secret for the state-changing admin routes (task create, release):
+    /// required with `--role analyzer`; with `--role all`, generated if absent (read it from
+    /// [`Running::admin_token`]). Ignored by the shuffler and the relay.
+    pub admin_token: Option<String>,
+    /// How long a shuffler replica holds a batch it delivers before another replica may
+    /// take it over (default [`crate::shuffler::LEASE_SECONDS`]).
+    pub lease_seconds: Option<u64>,
 }
 
 /// A running server.
@@ -70,6 +77,9 @@ pub struct Running {
     pub analyzer: Option<std::sync::Arc<Analyzer>>,
     /// The relay, if this process runs it.
     pub relay: Option<std::sync::Arc<crate::relay::RelayService>>,
+    /// The admin token, if this process runs the analyzer (generated with `--role all` when
+    /// none was given).
+    pub admin_token: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -121,13 +131,7 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
         Role::All => {
             let token = match config.peer_token.filter(|t| !t.is_empty()) {
                 Some(t) => t,
-                None => {
-                    let mut b = [0u8; 32];
-                    SecureRng::from_os()
-                        .map_err(|e| Rejection::Storage(e.to_string()))?
-                        .fill_bytes(&mut b);
-                    hex_encode(&b)
-                }
+                None => fresh_token()?,
             };
             (url.clone(), token)
         }
@@ -149,29 +153,68 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
             )?,
         ),
     };
+    let admin_token = match (config.role, config.admin_token.filter(|t| !t.is_empty())) {
+        (_, Some(t)) => Some(t),
+        (Role::All, None) => Some(fresh_token()?),
+        (Role::Analyzer, None) => Some(need(
+            None,
+            "admin-token",
+            "the operator's admin token (task create and release)",
+        )?),
+        _ => None,
+    };
+    let lease = config
+        .lease_seconds
+        .unwrap_or(crate::shuffler::LEASE_SECONDS);
     let role = config.role;
-    let mut app = Router::new().route(
-        "/healthz",
-        get(move || async move {
-            Json(serde_json::json!({
-                "role": role.name(),
-                "trust_separated": role != Role::All,
-            }))
-        }),
-    );
+    let mut app = Router::new();
     let mut shuffler = None;
     let mut analyzer = None;
     if matches!(role, Role::Shuffler | Role::All) {
-        let s = Shuffler::start(store.clone(), peer_url.clone(), token.clone()).await?;
+        let s = Shuffler::start(store.clone(), peer_url.clone(), token.clone(), lease).await?;
         app = app.merge(s.router());
         shuffler = Some(s);
     }
     if matches!(role, Role::Analyzer | Role::All) {
-        let a = Analyzer::new(store, peer_url, token, role == Role::All)?;
+        let a = Analyzer::new(
+            store,
+            peer_url,
+            token,
+            admin_token.clone().unwrap_or_default(),
+            role == Role::All,
+        )?;
         app = app.merge(a.router());
         analyzer = Some(a);
     }
-    Ok(serve(app, listener, addr, url, shuffler, analyzer, None))
+    // Liveness, and for the analyzer the batches it refused as already stored (a batch
+    // delivered twice: zero unless a delivery's answer was lost or a lease expired while
+    // its holder was still delivering).
+    let dup = analyzer.clone();
+    app = app.route(
+        "/healthz",
+        get(move || async move {
+            let mut v = serde_json::json!({
+                "role": role.name(),
+                "trust_separated": role != Role::All,
+            });
+            if let Some(a) = &dup {
+                v["duplicate_batches"] = a.duplicate_batches().into();
+            }
+            Json(v)
+        }),
+    );
+    let mut running = serve(app, listener, addr, url, shuffler, analyzer, None);
+    running.admin_token = admin_token;
+    Ok(running)
+}
+
+/// A fresh random secret (32 bytes from the OS CSPRNG, hex).
+pub fn fresh_token() -> Result<String, Rejection> {
+    let mut b = [0u8; 32];
+    SecureRng::from_os()
+        .map_err(|e| Rejection::Storage(e.to_string()))?
+        .fill_bytes(&mut b);
+    Ok(hex_encode(&b))
 }
 
 /// The relay role returns before the peer configuration (it has no peer).
@@ -205,6 +248,7 @@ fn serve(
         shuffler,
         analyzer,
         relay,
+        admin_token: None,
         stop: Some(stop),
         task,
     }

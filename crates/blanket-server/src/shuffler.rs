@@ -46,8 +46,9 @@ pub const BULK_MAX: usize = 1000;
 const BULK_BODY_LIMIT: usize = BULK_MAX * REPORT_LEN;
 /// How often the forwarder looks for full batches.
 const TICK: Duration = Duration::from_millis(100);
-/// How long a replica holds a batch it is delivering before another may take it over.
-const LEASE_SECONDS: u64 = 60;
+/// How long a replica holds a batch it is delivering before another may take it over, by
+/// default (`blanket serve --lease-seconds`).
+pub const LEASE_SECONDS: u64 = 60;
 
 /// A task as the shuffler knows it (`PUT /internal/tasks/{id}` from the analyzer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,14 +86,17 @@ pub struct Shuffler {
     analyzer_url: String,
     http: reqwest::Client,
     wake: Notify,
+    lease_seconds: u64,
 }
 
 impl Shuffler {
-    /// Loads the tasks and starts the writer and the forwarder.
+    /// Loads the tasks and starts the writer and the forwarder; a batch this replica leases
+    /// for delivery is its own for `lease_seconds` (then another replica may take it over).
     pub async fn start(
         store: Store,
         analyzer_url: String,
         peer_token: String,
+        lease_seconds: u64,
     ) -> Result<Arc<Self>, Rejection> {
         let tasks = store
             .shuffler_tasks()
@@ -121,6 +125,7 @@ impl Shuffler {
             analyzer_url: analyzer_url.trim_end_matches('/').to_string(),
             http,
             wake: Notify::new(),
+            lease_seconds: lease_seconds.max(1),
         });
         tokio::spawn(writer(s.store.clone(), rx));
         tokio::spawn(forwarder(Arc::clone(&s)));
@@ -279,7 +284,7 @@ impl Shuffler {
         let mut delivered = 0;
         while let Some((batch_id, task)) = self
             .store
-            .lease_batch(http::now_unix(), LEASE_SECONDS)
+            .lease_batch(http::now_unix(), self.lease_seconds)
             .await?
         {
             match self.deliver(batch_id, task).await {

@@ -99,6 +99,7 @@ async fn bad_reports_and_requests() {
         let url = tasks.clone();
         async move {
             h.post(url)
+                .bearer_auth(common::ADMIN)
                 .header("content-type", "application/json")
                 .body(body)
                 .send()
@@ -173,5 +174,83 @@ async fn closed_task_refuses_reports() {
         let e = client.report(bad, &mut rng).unwrap_err();
         assert!(e.to_string().starts_with("value must be"), "{e}");
     }
+    svc.stop().await;
+}
+
+/// Task creation and release need the admin token: without one, 401 `admin-token-missing`;
+/// with another token (the peer token included), 401 `admin-token-wrong`; nothing changes.
+/// Reports and reads stay open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_routes_need_the_admin_token() {
+    let svc = Service::start("admin").await;
+    let http = reqwest::Client::new();
+    let req = loose(3, 10);
+    let tasks = svc.url("/tasks");
+    for (token, reason) in [
+        (None, "admin-token-missing"),
+        (Some("wrong"), "admin-token-wrong"),
+        (Some("test-token"), "admin-token-wrong"), // the peer token is not the admin token
+        (Some(""), "admin-token-missing"),         // `Bearer` with nothing after it
+    ] {
+        let mut r = http.post(&tasks).json(&req);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        let resp = r.send().await.unwrap();
+        let www = resp.headers().get("www-authenticate").cloned();
+        let p = expect(resp, 401, reason).await;
+        assert!(p["detail"].as_str().unwrap().contains("admin token"), "{p}");
+        assert_eq!(www.unwrap(), "Bearer realm=\"blanket-admin\"");
+    }
+    let listed: Vec<serde_json::Value> =
+        http.get(&tasks).send().await.unwrap().json().await.unwrap();
+    assert!(
+        listed.is_empty(),
+        "a refused create stored a task: {listed:?}"
+    );
+
+    // With the token: created; reports go in without any token.
+    let client = svc.create(loose(3, 10)).await;
+    let id = client.params().task_id.clone();
+    let mut rng = SecureRng::from_os().unwrap();
+    let up = svc.url(&format!("/tasks/{id}/reports"));
+    for i in 0..10 {
+        let r = client.report((i % 3) as f64, &mut rng).unwrap();
+        assert_eq!(http.post(&up).body(r).send().await.unwrap().status(), 201);
+    }
+    svc.wait_status(&id, |v| v["reports"] == 10).await;
+    let rel = svc.url(&format!("/tasks/{id}/release"));
+    let resp = http.post(&rel).send().await.unwrap();
+    expect(resp, 401, "admin-token-missing").await;
+    let resp = http
+        .post(&rel)
+        .bearer_auth("test-admin-tokeX")
+        .send()
+        .await
+        .unwrap();
+    expect(resp, 401, "admin-token-wrong").await;
+    // An unknown task is not revealed to an unauthenticated caller.
+    let resp = http
+        .post(svc.url("/tasks/00000000000000000000000000000000/release"))
+        .send()
+        .await
+        .unwrap();
+    expect(resp, 401, "admin-token-missing").await;
+    let st: serde_json::Value = http
+        .get(svc.url(&format!("/tasks/{id}/status")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(st["releases"], 0, "a refused release was recorded: {st}");
+    let resp = http
+        .post(&rel)
+        .bearer_auth(common::ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
     svc.stop().await;
 }

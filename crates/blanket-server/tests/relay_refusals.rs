@@ -97,6 +97,8 @@ async fn bad_posts_are_refused_with_typed_reasons() {
             db: "sqlite::memory:".into(),
             peer_url: None,
             peer_token: None,
+            admin_token: None,
+            lease_seconds: None,
         },
         listener,
     )

@@ -21,6 +21,8 @@ async fn relay() -> Running {
             db: "sqlite::memory:".into(),
             peer_url: None,
             peer_token: None,
+            admin_token: None,
+            lease_seconds: None,
         },
         listener,
     )

@@ -12,6 +12,7 @@ use sqlx::Connection;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "replica-token";
+const ADMIN: &str = "replica-admin-token";
 
 fn pg_url() -> Option<String> {
     match std::env::var("BLANKET_TEST_PG_URL") {
@@ -52,6 +53,8 @@ async fn start(role: Role, db: &str, peer: String, port: Option<u16>) -> Running
             db: db.to_string(),
             peer_url: Some(peer),
             peer_token: Some(TOKEN.into()),
+            admin_token: Some(ADMIN.into()),
+            lease_seconds: None,
         },
         listener,
     )
@@ -84,6 +87,7 @@ async fn two_shufflers_and_two_analyzers_on_one_postgres() {
     req.budget_delta = 1e-2;
     let resp = http
         .post(format!("{}/tasks", a1.url))
+        .bearer_auth(ADMIN)
         .json(&req)
         .send()
         .await
@@ -157,8 +161,12 @@ async fn two_shufflers_and_two_analyzers_on_one_postgres() {
 
     // Both analyzers release at once: exactly one release takes the batches.
     let (r1, r2) = tokio::join!(
-        http.post(format!("{}/tasks/{id}/release", a1.url)).send(),
-        http.post(format!("{}/tasks/{id}/release", a2.url)).send(),
+        http.post(format!("{}/tasks/{id}/release", a1.url))
+            .bearer_auth(ADMIN)
+            .send(),
+        http.post(format!("{}/tasks/{id}/release", a2.url))
+            .bearer_auth(ADMIN)
+            .send(),
     );
     let codes = [r1.unwrap().status().as_u16(), r2.unwrap().status().as_u16()];
     assert!(codes.contains(&201) && codes.contains(&409), "{codes:?}");

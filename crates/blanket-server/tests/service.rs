@@ -28,6 +28,7 @@ async fn end_to_end_release_and_budget() {
     assert_eq!(st["rejected"], 0);
     let resp = http
         .post(svc.url(&format!("/tasks/{id}/release")))
+        .bearer_auth(common::ADMIN)
         .send()
         .await
         .unwrap();
@@ -56,6 +57,7 @@ async fn end_to_end_release_and_budget() {
     // Nothing new: a second release is refused with a typed reason.
     let resp = http
         .post(svc.url(&format!("/tasks/{id}/release")))
+        .bearer_auth(common::ADMIN)
         .send()
         .await
         .unwrap();
@@ -72,6 +74,7 @@ async fn end_to_end_release_and_budget() {
     svc.wait_status(&id, |v| v["reports"] == 600).await;
     let resp = http
         .post(svc.url(&format!("/tasks/{id}/release")))
+        .bearer_auth(common::ADMIN)
         .send()
         .await
         .unwrap();
@@ -112,6 +115,7 @@ async fn scalar_sum_end_to_end() {
     svc.wait_status(&id, |v| v["reports"] == 400).await;
     let rel: serde_json::Value = http
         .post(svc.url(&format!("/tasks/{id}/release")))
+        .bearer_auth(common::ADMIN)
         .send()
         .await
         .unwrap()

@@ -57,6 +57,7 @@ async fn status_page_openapi_and_screenshot() {
     svc.wait_status(&id, |v| v["reports"] == 60).await;
     let resp = http
         .post(svc.url(&format!("/tasks/{id}/release")))
+        .bearer_auth(common::ADMIN)
         .send()
         .await
         .unwrap();

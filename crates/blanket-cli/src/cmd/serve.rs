@@ -1,8 +1,9 @@
 //! `blanket serve`: run the shuffler, the analyzer, or both (a demo) over HTTP.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use blanket_server::{Role, ServeConfig, ALL_IN_ONE_WARNING};
 use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
 
 /// The `--role` flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -50,6 +51,99 @@ pub struct ServeArgs {
     /// The secret the two roles share (better given in the environment).
     #[arg(long, env = "BLANKET_PEER_TOKEN", hide_env_values = true)]
     pub peer_token: Option<String>,
+    /// File holding the admin token that task create and release need (roles analyzer and
+    /// all); created with a fresh random token (mode 0600) if it does not exist. Without
+    /// this flag: the environment variable BLANKET_ADMIN_TOKEN, else the file
+    /// ./blanket-admin-token (created if missing).
+    #[arg(long, value_name = "PATH")]
+    pub admin_token_file: Option<PathBuf>,
+    /// Seconds a shuffler replica holds a batch it delivers before another replica sharing
+    /// the database may take it over (1 to 86400).
+    #[arg(long, default_value_t = blanket_server::shuffler::LEASE_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
+}
+
+/// The environment variable holding the admin token (the token itself, not a path).
+pub const ADMIN_TOKEN_ENV: &str = "BLANKET_ADMIN_TOKEN";
+/// The admin token file used when neither `--admin-token-file` nor BLANKET_ADMIN_TOKEN is
+/// given.
+pub const DEFAULT_ADMIN_TOKEN_FILE: &str = "blanket-admin-token";
+
+/// Reads an admin token file (surrounding white space ignored; empty is an error).
+fn read_token_file(path: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the admin token file {}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        bail!("the admin token file {} is empty", path.display());
+    }
+    Ok(token.to_string())
+}
+
+/// Creates `path` holding a fresh random token, readable by its owner only.
+fn create_token_file(path: &Path) -> Result<String> {
+    use std::io::Write;
+    let token = blanket_server::server::fresh_token()?;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts
+        .open(path)
+        .with_context(|| format!("cannot create the admin token file {}", path.display()))?;
+    writeln!(f, "{token}")
+        .with_context(|| format!("cannot write the admin token file {}", path.display()))?;
+    Ok(token)
+}
+
+/// The admin token for a client command (`task create|release`): `--admin-token-file`, else
+/// BLANKET_ADMIN_TOKEN, else ./blanket-admin-token if it exists, else none (the server will
+/// refuse with 401 `admin-token-missing`).
+pub fn client_admin_token(file: Option<&Path>) -> Result<Option<String>> {
+    if let Some(f) = file {
+        return read_token_file(f).map(Some);
+    }
+    if let Some(t) = std::env::var(ADMIN_TOKEN_ENV)
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        return Ok(Some(t));
+    }
+    let default = Path::new(DEFAULT_ADMIN_TOKEN_FILE);
+    if default.exists() {
+        return read_token_file(default).map(Some);
+    }
+    Ok(None)
+}
+
+/// The admin token `blanket serve` uses (roles analyzer and all) and where it is:
+/// `--admin-token-file` (created if missing), else BLANKET_ADMIN_TOKEN, else
+/// ./blanket-admin-token (created if missing).
+fn server_admin_token(file: Option<&Path>) -> Result<(String, String)> {
+    let from_file = |p: &Path| -> Result<(String, String)> {
+        if p.exists() {
+            Ok((read_token_file(p)?, format!("read from {}", p.display())))
+        } else {
+            Ok((
+                create_token_file(p)?,
+                format!("generated into {} (mode 0600)", p.display()),
+            ))
+        }
+    };
+    if let Some(f) = file {
+        return from_file(f);
+    }
+    if let Some(t) = std::env::var(ADMIN_TOKEN_ENV)
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        return Ok((t, format!("from the environment ({ADMIN_TOKEN_ENV})")));
+    }
+    from_file(Path::new(DEFAULT_ADMIN_TOKEN_FILE))
 }
 
 /// Builds the runtime the service commands run on.
@@ -73,11 +167,25 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         eprintln!("{ALL_IN_ONE_WARNING}");
         eprintln!("{}", "!".repeat(78));
     }
+    let admin_token = match role {
+        Role::Analyzer | Role::All => {
+            let (token, source) = server_admin_token(a.admin_token_file.as_deref())?;
+            // Where the token is, never the token itself.
+            eprintln!(
+                "admin token (task create and release): {source}; `blanket task create|release` \
+                 read it with --admin-token-file PATH or {ADMIN_TOKEN_ENV}"
+            );
+            Some(token)
+        }
+        Role::Shuffler | Role::Relay => None,
+    };
     let config = ServeConfig {
         role,
         db: a.db.clone(),
         peer_url,
         peer_token: a.peer_token.clone(),
+        admin_token,
+        lease_seconds: Some(a.lease_seconds),
     };
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(&a.listen)

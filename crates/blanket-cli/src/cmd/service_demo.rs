@@ -41,6 +41,8 @@ impl LocalService {
                 db,
                 peer_url: None,
                 peer_token: None,
+                admin_token: None,
+                lease_seconds: None,
             },
             listener,
         )

@@ -1,7 +1,7 @@
 //! `blanket task create|list|show|release`: manage the analyzer's tasks over its HTTP API.
 
 use super::common::TargetArgs;
-use super::serve::runtime;
+use super::serve::{client_admin_token, runtime};
 use crate::output::{kv_table, num, print_json, table};
 use anyhow::{bail, Result};
 use blanket_server::analyzer::TaskView;
@@ -9,6 +9,7 @@ use blanket_server::client::{fetch_params, problem_of};
 use blanket_server::release::Release;
 use blanket_server::task::{ClientParams, Protocol, TaskRequest};
 use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
 
 /// `blanket task ...`.
 #[derive(Subcommand)]
@@ -20,7 +21,7 @@ pub enum TaskCommand {
     /// Show a task's client parameters and status.
     Show(TaskUrlArgs),
     /// Release the estimate of every batch not yet released (refused past the budget).
-    Release(TaskUrlArgs),
+    Release(ReleaseArgs),
 }
 
 /// The `--protocol` flag.
@@ -84,6 +85,21 @@ pub struct CreateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// File holding the analyzer's admin token (default: BLANKET_ADMIN_TOKEN, else
+    /// ./blanket-admin-token if it exists).
+    #[arg(long, value_name = "PATH")]
+    pub admin_token_file: Option<PathBuf>,
+}
+
+/// Arguments of `blanket task release`.
+#[derive(Args)]
+pub struct ReleaseArgs {
+    #[command(flatten)]
+    pub task: TaskUrlArgs,
+    /// File holding the analyzer's admin token (default: BLANKET_ADMIN_TOKEN, else
+    /// ./blanket-admin-token if it exists).
+    #[arg(long, value_name = "PATH")]
+    pub admin_token_file: Option<PathBuf>,
 }
 
 /// Arguments of `blanket task list`.
@@ -187,13 +203,23 @@ pub fn request(a: &CreateArgs) -> Result<TaskRequest> {
     })
 }
 
-async fn post_task(server: &str, req: &TaskRequest) -> Result<ClientParams> {
+/// Adds the admin token, if there is one, as `Authorization: Bearer`.
+fn with_admin(r: reqwest::RequestBuilder, token: Option<&str>) -> reqwest::RequestBuilder {
+    match token {
+        Some(t) => r.bearer_auth(t),
+        None => r,
+    }
+}
+
+async fn post_task(server: &str, req: &TaskRequest, admin: Option<&str>) -> Result<ClientParams> {
     let http = reqwest::Client::new();
-    let resp = http
-        .post(format!("{}/tasks", server.trim_end_matches('/')))
-        .json(req)
-        .send()
-        .await?;
+    let resp = with_admin(
+        http.post(format!("{}/tasks", server.trim_end_matches('/'))),
+        admin,
+    )
+    .json(req)
+    .send()
+    .await?;
     if !resp.status().is_success() {
         return Err(problem_of(resp).await.into());
     }
@@ -210,7 +236,8 @@ pub fn run(c: &TaskCommand) -> Result<()> {
     match c {
         TaskCommand::Create(a) => {
             let req = request(a)?;
-            let params = rt.block_on(post_task(&a.server, &req))?;
+            let admin = client_admin_token(a.admin_token_file.as_deref())?;
+            let params = rt.block_on(post_task(&a.server, &req, admin.as_deref()))?;
             let url = task_url(&a.server, &params.task_id);
             if a.json {
                 return print_json(&serde_json::json!({ "task_url": url, "params": params }));
@@ -292,12 +319,16 @@ pub fn run(c: &TaskCommand) -> Result<()> {
             );
             Ok(())
         }
-        TaskCommand::Release(a) => {
+        TaskCommand::Release(r) => {
+            let admin = client_admin_token(r.admin_token_file.as_deref())?;
+            let a = &r.task;
             let rel: Release = rt.block_on(async {
-                let resp = reqwest::Client::new()
-                    .post(format!("{}/release", a.task))
-                    .send()
-                    .await?;
+                let resp = with_admin(
+                    reqwest::Client::new().post(format!("{}/release", a.task)),
+                    admin.as_deref(),
+                )
+                .send()
+                .await?;
                 if !resp.status().is_success() {
                     return Err(anyhow::Error::from(problem_of(resp).await));
                 }

@@ -133,6 +133,53 @@ pub fn relay(db: &str, port: u16) -> Relay {
     relay
 }
 
+/// The peer token of the `blanket serve` children the tests start.
+pub const TOKEN: &str = "cli-test-peer-token";
+
+/// A `blanket serve` child, killed when dropped.
+pub struct Server {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `blanket serve ARGS` (the peer token in the environment) and waits for the line
+/// naming its address.
+pub fn serve(args: &[&str]) -> Server {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .arg("serve")
+        .args(args)
+        .env("BLANKET_PEER_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("blanket serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the server prints its address");
+    let url = line
+        .strip_prefix("listening on ")
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    Server { child, url }
+}
+
 /// A free TCP port on 127.0.0.1.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

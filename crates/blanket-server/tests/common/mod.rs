@@ -9,6 +9,9 @@ use blanket_server::{Role, Running, ServeConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The admin token of the test services (task create and release).
+pub const ADMIN: &str = "test-admin-token";
+
 pub struct Service {
     pub running: Running,
     pub dir: std::path::PathBuf,
@@ -37,6 +40,8 @@ impl Service {
                 db: format!("sqlite://{}", dir.join("db.sqlite").display()),
                 peer_url: None,
                 peer_token: Some("test-token".into()),
+                admin_token: Some(ADMIN.into()),
+                lease_seconds: None,
             },
             listener,
         )
@@ -52,6 +57,7 @@ impl Service {
     pub async fn create(&self, req: TaskRequest) -> Arc<TaskClient> {
         let resp = reqwest::Client::new()
             .post(self.url("/tasks"))
+            .bearer_auth(ADMIN)
             .json(&req)
             .send()
             .await

@@ -22,7 +22,7 @@ impl Drop for Server {
     }
 }
 
-fn serve_all(db: &str) -> Server {
+fn serve_all(db: &str, admin_token_file: &str) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
         .args([
             "serve",
@@ -32,6 +32,8 @@ fn serve_all(db: &str) -> Server {
             db,
             "--listen",
             "127.0.0.1:0",
+            "--admin-token-file",
+            admin_token_file,
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -71,7 +73,8 @@ fn wait_reports(task_url: &str, reports: u64) {
 fn vector_and_ikos_tasks_through_the_cli() {
     let dir = temp_dir("service-tasks");
     let db = format!("sqlite://{}", dir.join("db.sqlite").display());
-    let server = serve_all(&db);
+    let tok = dir.join("admin-token").display().to_string();
+    let server = serve_all(&db, &tok);
 
     // Vector sum, d = 3, t = 1, k = 1: 100 users in a batch.
     let created = json(&[
@@ -79,6 +82,8 @@ fn vector_and_ikos_tasks_through_the_cli() {
         "create",
         "--server",
         &server.url,
+        "--admin-token-file",
+        &tok,
         "--protocol",
         "vector-sum",
         "--d",
@@ -105,6 +110,8 @@ fn vector_and_ikos_tasks_through_the_cli() {
             "create",
             "--server",
             &server.url,
+            "--admin-token-file",
+            &tok,
             "--protocol",
             "vector-sum",
             "--d",
@@ -147,7 +154,15 @@ fn vector_and_ikos_tasks_through_the_cli() {
     ]);
     assert_eq!(sub["accepted"], 99);
     wait_reports(&task_url, 100);
-    let rel = json(&["task", "release", "--task", &task_url, "--json"]);
+    let rel = json(&[
+        "task",
+        "release",
+        "--task",
+        &task_url,
+        "--admin-token-file",
+        &tok,
+        "--json",
+    ]);
     assert_eq!(rel["estimate"]["users"], 100);
     assert_eq!(rel["estimate"]["mean"].as_array().unwrap().len(), 3);
     assert!(rel["guarantee"]["epsilon"].as_f64().unwrap() <= 8.0);
@@ -158,6 +173,8 @@ fn vector_and_ikos_tasks_through_the_cli() {
         "create",
         "--server",
         &server.url,
+        "--admin-token-file",
+        &tok,
         "--protocol",
         "ikos-sum",
         "--eps",
@@ -187,7 +204,15 @@ fn vector_and_ikos_tasks_through_the_cli() {
     ]);
     assert_eq!(sub["accepted"], 60 * m);
     wait_reports(&task_url, 60 * m);
-    let rel = json(&["task", "release", "--task", &task_url, "--json"]);
+    let rel = json(&[
+        "task",
+        "release",
+        "--task",
+        &task_url,
+        "--admin-token-file",
+        &tok,
+        "--json",
+    ]);
     assert_eq!(rel["estimate"]["users"], 60);
     let sum = rel["estimate"]["sum"].as_f64().unwrap();
     let rmse = rel["predicted_rmse"].as_f64().unwrap();

@@ -38,6 +38,8 @@ async fn relay(db: &str) -> Running {
             db: db.into(),
             peer_url: None,
             peer_token: None,
+            admin_token: None,
+            lease_seconds: None,
         },
         listener,
     )

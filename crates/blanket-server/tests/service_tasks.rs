@@ -36,6 +36,8 @@ impl Svc {
                 db,
                 peer_url: None,
                 peer_token: Some("test-token".into()),
+                admin_token: Some(common::ADMIN.into()),
+                lease_seconds: None,
             },
             listener,
         )
@@ -51,6 +53,7 @@ impl Svc {
     async fn post_task(&self, req: &TaskRequest) -> reqwest::Response {
         reqwest::Client::new()
             .post(self.url("/tasks"))
+            .bearer_auth(common::ADMIN)
             .json(req)
             .send()
             .await
@@ -83,6 +86,7 @@ impl Svc {
     async fn release(&self, id: &str) -> serde_json::Value {
         let resp = reqwest::Client::new()
             .post(self.url(&format!("/tasks/{id}/release")))
+            .bearer_auth(common::ADMIN)
             .send()
             .await
             .unwrap();
@@ -370,6 +374,7 @@ async fn bad_parameters_and_values_are_refused_by_field() {
     // A vector-sum protocol object without d is malformed JSON for the API (typed 4xx).
     let resp = reqwest::Client::new()
         .post(svc.url("/tasks"))
+        .bearer_auth(common::ADMIN)
         .header("content-type", "application/json")
         .body(r#"{"protocol":{"kind":"vector-sum"},"eps":1,"delta":1e-6,"expected_users":100,"min_batch":100,"deadline_unix":99999999999,"budget_eps":1,"budget_delta":1e-6}"#)
         .send()

@@ -5,56 +5,20 @@
 mod common;
 use common::*;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `blanket serve --role all` child, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve_all(db: &str, admin_token_file: &str) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
-        .args([
-            "serve",
-            "--role",
-            "all",
-            "--db",
-            db,
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-token-file",
-            admin_token_file,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("blanket serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the server prints its address");
-    let url = line
-        .strip_prefix("listening on ")
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    Server { child, url }
+    serve(&[
+        "--role",
+        "all",
+        "--db",
+        db,
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-token-file",
+        admin_token_file,
+    ])
 }
 
 fn wait_reports(task_url: &str, reports: u64) {

@@ -9,29 +9,12 @@ mod common;
 use blanket_protocol::driver::{self, Fate, SimConfig, SimReport, ALL_BEHAVIOURS};
 use blanket_server::relay::api::{TaskSpec, TaskStatus};
 use blanket_server::relay::client::{self, ClientOptions, SimulationReport};
-use blanket_server::{Role, Running, ServeConfig};
+use blanket_server::Running;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 async fn relay() -> Running {
-    relay_on("sqlite::memory:").await
-}
-
-async fn relay_on(db: &str) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    blanket_server::start(
-        ServeConfig {
-            role: Role::Relay,
-            db: db.into(),
-            peer_url: None,
-            peer_token: None,
-            admin_token: None,
-            lease_seconds: None,
-        },
-        listener,
-    )
-    .await
-    .unwrap()
+    common::relay_on("sqlite::memory:").await
 }
 
 fn spec(n: u32, variant: &str, bound: f64, seed: u64, timeout_ms: u64) -> TaskSpec {
@@ -76,7 +59,7 @@ fn opts() -> ClientOptions {
 }
 
 async fn over_the_network(db: &str, spec: &TaskSpec, cfg: &SimConfig) -> SimulationReport {
-    let server = relay_on(db).await;
+    let server = common::relay_on(db).await;
     let task = client::create_task(&server.url, spec).await.unwrap();
     let r = client::simulate(
         &server.url,

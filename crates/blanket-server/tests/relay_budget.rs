@@ -7,11 +7,13 @@
 //! fields are refused at creation naming the field. Also: the served OpenAPI description
 //! names every relay route.
 
+mod common;
+
 use blanket_protocol::driver::{SimConfig, ALL_BEHAVIOURS};
 use blanket_server::relay::api::{TaskSpec, TaskStatus};
 use blanket_server::relay::client::{self, ClientOptions, RelayClientError};
 use blanket_server::relay::{release, routes};
-use blanket_server::{Role, Running, ServeConfig};
+use blanket_server::Running;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -31,42 +33,15 @@ fn db_url(dir: &Path) -> String {
 }
 
 async fn relay(db: &str) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    blanket_server::start(
-        ServeConfig {
-            role: Role::Relay,
-            db: db.into(),
-            peer_url: None,
-            peer_token: None,
-            admin_token: None,
-            lease_seconds: None,
-        },
-        listener,
-    )
-    .await
-    .unwrap()
+    common::relay_on(db).await
 }
 
 fn opts() -> ClientOptions {
-    ClientOptions {
-        poll_wait_ms: 10_000,
-        request_timeout_ms: 120_000,
-        ..ClientOptions::default()
-    }
+    common::relay_client_options()
 }
 
 fn histogram_spec(n: u32, seed: u64) -> TaskSpec {
-    TaskSpec {
-        alpha: 0.05,
-        gamma: 0.05,
-        round_timeout_ms: 30_000,
-        sim_seed: Some(seed),
-        protocol: Some("histogram".into()),
-        domain: Some(4),
-        eps: Some(2.0),
-        delta: Some(1e-3),
-        ..TaskSpec::new(n)
-    }
+    common::relay_histogram_spec(n, seed)
 }
 
 async fn status(base: &str, task: &str) -> TaskStatus {

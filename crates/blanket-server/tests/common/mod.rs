@@ -147,3 +147,46 @@ pub async fn pg_database(label: &str) -> Option<String> {
     let (prefix, _) = base.rsplit_once('/').unwrap();
     Some(format!("{prefix}/{name}"))
 }
+
+/// A relay role (`blanket serve --role relay`) in this process on 127.0.0.1, over `db`.
+pub async fn relay_on(db: &str) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    blanket_server::start(
+        ServeConfig {
+            role: Role::Relay,
+            db: db.into(),
+            peer_url: None,
+            peer_token: None,
+            admin_token: None,
+            lease_seconds: None,
+        },
+        listener,
+    )
+    .await
+    .unwrap()
+}
+
+/// Relay client options for the release tests: long polls, generous request timeouts.
+pub fn relay_client_options() -> blanket_server::relay::client::ClientOptions {
+    blanket_server::relay::client::ClientOptions {
+        poll_wait_ms: 10_000,
+        request_timeout_ms: 120_000,
+        ..Default::default()
+    }
+}
+
+/// A relay histogram task of `n` simulated clients (5% dropouts, 5% malicious; domain 4,
+/// eps 2, delta 1e-3) with the simulation seed `seed`.
+pub fn relay_histogram_spec(n: u32, seed: u64) -> blanket_server::relay::api::TaskSpec {
+    blanket_server::relay::api::TaskSpec {
+        alpha: 0.05,
+        gamma: 0.05,
+        round_timeout_ms: 30_000,
+        sim_seed: Some(seed),
+        protocol: Some("histogram".into()),
+        domain: Some(4),
+        eps: Some(2.0),
+        delta: Some(1e-3),
+        ..blanket_server::relay::api::TaskSpec::new(n)
+    }
+}

@@ -64,7 +64,9 @@ fn kill_and_resume(db: &str) {
         retry_backoff_ms: 100,
     };
     let report = rt.block_on(async {
-        let task = client::create_task(&url, &spec).await.unwrap();
+        let task = client::create_task(&url, &spec, Some(common::RELAY_ADMIN))
+            .await
+            .unwrap();
         let sim = {
             let (url, task, cfg) = (url.clone(), task.clone(), cfg.clone());
             tokio::spawn(async move {
@@ -164,6 +166,21 @@ fn client_simulation_with_a_histogram_releases_a_certified_estimate() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let _relay = relay(&db, port);
+    let token = relay_admin_file(&dir);
+    // Creating a task needs the relay's admin token.
+    fails_with(
+        &[
+            "client",
+            "run",
+            "--relay",
+            &url,
+            "--simulate",
+            "12",
+            "--seed",
+            "3",
+        ],
+        "admin-token-missing",
+    );
     let base = [
         "client",
         "run",
@@ -182,6 +199,8 @@ fn client_simulation_with_a_histogram_releases_a_certified_estimate() {
         "--delta",
         "1e-3",
         "--json",
+        "--admin-token-file",
+        token.as_str(),
     ];
     let j = json(&base);
     assert_eq!(j["delivered"], true, "{j}");

@@ -58,7 +58,9 @@ fn real_client_processes_deliver_a_consistent_histogram() {
         delta: Some(1e-3),
         ..TaskSpec::new(REAL_CLIENTS)
     };
-    let task = rt.block_on(client::create_task(&url, &spec)).unwrap();
+    let task = rt
+        .block_on(client::create_task(&url, &spec, Some(common::RELAY_ADMIN)))
+        .unwrap();
     let base = [
         "client",
         "run",
@@ -169,6 +171,7 @@ fn alternating_histogram_over_the_relay_matches_protocol_run() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let _relay = relay(&db, port);
+    let token = relay_admin_file(&dir);
     // sigma 16: the alternating layout's union bound over 2 sqrt(n) lanes is infeasible at
     // n = 200 for sigma 40 (as in blanket-server/tests/relay.rs).
     let shared = [
@@ -206,6 +209,8 @@ fn alternating_histogram_over_the_relay_matches_protocol_run() {
         "5000",
         "--poll-wait-ms",
         "10000",
+        "--admin-token-file",
+        token.as_str(),
     ];
     net_args.extend(shared);
     let net = json_bounded(&net_args, 400);

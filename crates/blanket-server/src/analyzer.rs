@@ -141,6 +141,7 @@ impl Analyzer {
         let reg = crate::shuffler::ShufflerTask {
             min_batch: config.min_batch_reports(),
             deadline_unix: config.request.deadline_unix,
+            reports_per_upload: config.request.protocol.messages_per_user(),
         };
         let sent = self
             .http

@@ -4,9 +4,9 @@
 //!
 //! Each message is its own sealed report, so the shuffler mixes the messages of different
 //! users (for split-and-mix that mixing is the whole privacy argument). A user's messages go
-//! in one bulk upload, which the shuffler commits in one transaction, and a batch cut takes
-//! every pending report of the task (up to [`MAX_BATCH_REPORTS`]), so a user's messages land
-//! in one batch (`docs/service.md`, "Multi-message tasks", states when this can fail).
+//! in one bulk upload (the shuffler refuses an upload that is not a multiple of the messages
+//! per user), and a batch cut takes whole uploads only (up to [`MAX_BATCH_REPORTS`]), so a
+//! user's messages land in one batch (`docs/service.md`, "Multi-message tasks").
 //!
 //! `min_batch` and `expected_users` count **users** for every protocol; the shuffler is told
 //! `min_batch` times the messages per user ([`crate::task::TaskConfig::min_batch_reports`]).

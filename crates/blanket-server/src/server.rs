@@ -56,9 +56,10 @@ pub struct ServeConfig {
     pub peer_url: Option<String>,
     /// The secret shared by the two roles; with `--role all`, generated if absent.
     pub peer_token: Option<String>,
-    /// The operator's secret for the state-changing admin routes (task create, release):
-    /// required with `--role analyzer`; with `--role all`, generated if absent (read it from
-    /// [`Running::admin_token`]). Ignored by the shuffler and the relay.
+    /// The operator's secret for the state-changing admin routes (task create and release;
+    /// the relay's task create): required with `--role analyzer` and `--role relay`; with
+    /// `--role all`, generated if absent (read it from [`Running::admin_token`]). Ignored by
+    /// the shuffler.
     pub admin_token: Option<String>,
     /// How long a shuffler replica holds a batch it delivers before another replica may
     /// take it over (default [`crate::shuffler::LEASE_SECONDS`]).
@@ -77,8 +78,8 @@ pub struct Running {
     pub analyzer: Option<std::sync::Arc<Analyzer>>,
     /// The relay, if this process runs it.
     pub relay: Option<std::sync::Arc<crate::relay::RelayService>>,
-    /// The admin token, if this process runs the analyzer (generated with `--role all` when
-    /// none was given).
+    /// The admin token, if this process runs the analyzer or the relay (generated with
+    /// `--role all` when none was given).
     pub admin_token: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
@@ -118,14 +119,21 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
     let url = format!("http://{addr}");
     let store = Store::open(&config.db).await?;
     if config.role == Role::Relay {
-        let relay = crate::relay::RelayService::open(store).await?;
+        let admin_token = need(
+            config.admin_token,
+            "admin-token",
+            "the operator's admin token (relay task create)",
+        )?;
+        let relay = crate::relay::RelayService::open(store, admin_token.clone()).await?;
         let app = Router::new()
             .route(
                 "/healthz",
                 get(|| async { Json(serde_json::json!({"role": "relay"})) }),
             )
             .merge(relay.router());
-        return Ok(serve(app, listener, addr, url, None, None, Some(relay)));
+        let mut running = serve(app, listener, addr, url, None, None, Some(relay));
+        running.admin_token = Some(admin_token);
+        return Ok(running);
     }
     let (peer_url, token) = match config.role {
         Role::All => {

@@ -13,7 +13,9 @@
 //! storage order is destroyed by the shuffle before delivery and deleted after it.
 //!
 //! Forwarding. Every tick, a task whose pending reports reach `min_batch` gets a batch cut
-//! (all its pending reports, at most [`MAX_BATCH_REPORTS`]); each undelivered batch is
+//! (all its pending reports, at most [`MAX_BATCH_REPORTS`], whole uploads only: every upload
+//! is numbered, and a task with several reports per user takes only uploads of whole users,
+//! so a user's messages never fall in two batches); each undelivered batch is
 //! permuted by [`UniformShuffler`] with a fresh [`SecureRng`] and posted to the analyzer with
 //! the peer token, until the analyzer has it (it accepts each batch id once, so a retry after
 //! a lost answer is harmless). Reports short of `min_batch` at the deadline are never
@@ -21,7 +23,7 @@
 
 use crate::http::{self, REPORT_BODY_LIMIT};
 use crate::problem::Rejection;
-use crate::store::Store;
+use crate::store::{Incoming, Store};
 use crate::wire::{Batch, Report, ReportId, Sealed, TaskId, MAX_BATCH_REPORTS, REPORT_LEN};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -57,6 +59,14 @@ pub struct ShufflerTask {
     pub min_batch: u64,
     /// Unix time after which reports are refused.
     pub deadline_unix: u64,
+    /// Reports per user (t of a vector sum, m of an IKOS sum, else 1): an upload must hold a
+    /// positive multiple of it (a user's messages come whole, in one upload). 1 when absent.
+    #[serde(default = "one")]
+    pub reports_per_upload: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// Reports handed to the writer by one request, and where to answer once they are committed
@@ -98,20 +108,7 @@ impl Shuffler {
         peer_token: String,
         lease_seconds: u64,
     ) -> Result<Arc<Self>, Rejection> {
-        let tasks = store
-            .shuffler_tasks()
-            .await?
-            .into_iter()
-            .map(|(id, min_batch, deadline_unix)| {
-                (
-                    id,
-                    ShufflerTask {
-                        min_batch,
-                        deadline_unix,
-                    },
-                )
-            })
-            .collect();
+        let tasks = store.shuffler_tasks().await?.into_iter().collect();
         let (tx, rx) = mpsc::channel(GROUP_MAX);
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(120))
@@ -127,7 +124,7 @@ impl Shuffler {
             wake: Notify::new(),
             lease_seconds: lease_seconds.max(1),
         });
-        tokio::spawn(writer(s.store.clone(), rx));
+        tokio::spawn(writer(s.store.clone(), rx, first_upload()?));
         tokio::spawn(forwarder(Arc::clone(&s)));
         Ok(s)
     }
@@ -157,12 +154,8 @@ impl Shuffler {
         if let Some(t) = self.tasks.read().ok().and_then(|t| t.get(id).copied()) {
             return Ok(Some(t));
         }
-        let Some((min_batch, deadline_unix)) = self.store.shuffler_task(*id).await? else {
+        let Some(t) = self.store.shuffler_task(*id).await? else {
             return Ok(None);
-        };
-        let t = ShufflerTask {
-            min_batch,
-            deadline_unix,
         };
         if let Ok(mut m) = self.tasks.write() {
             m.insert(*id, t);
@@ -233,6 +226,17 @@ impl Shuffler {
         if http::now_unix() > task.deadline_unix {
             return Err(Rejection::TaskClosed(url_id.hex()));
         }
+        let k = task.reports_per_upload.max(1);
+        if !(reports.len() as u64).is_multiple_of(k) {
+            return Err(Rejection::OutOfRange {
+                field: "reports in one upload".into(),
+                allowed: format!(
+                    "a multiple of {k}, this task's reports per user (send each user's {k} \
+                     reports together, in one bulk upload)"
+                ),
+                value: reports.len().to_string(),
+            });
+        }
         let (tx, rx) = oneshot::channel();
         let job = Job {
             reports: reports
@@ -256,9 +260,7 @@ impl Shuffler {
 
     /// Registers a task (idempotent).
     pub async fn register(&self, id: TaskId, task: ShufflerTask) -> Result<(), Rejection> {
-        self.store
-            .put_shuffler_task(id, task.min_batch, task.deadline_unix)
-            .await?;
+        self.store.put_shuffler_task(id, task).await?;
         if let Ok(mut t) = self.tasks.write() {
             t.entry(id).or_insert(task);
         }
@@ -337,9 +339,18 @@ fn secure_rng() -> Result<SecureRng, Rejection> {
 /// The group-commit writer: waits for a request, takes every request already waiting (up
 /// to [`GROUP_MAX`] reports), stores them all in one transaction, and answers each request
 /// only after the commit (or with the error, nothing of the group stored).
-async fn writer(store: Store, mut rx: mpsc::Receiver<Job>) {
+/// The first upload number of this process: random (OS CSPRNG) in [1, 2^62), so that
+/// replicas on one database rarely share numbers. Sharing one would only make two uploads
+/// one unit of a batch cut (never split one); rows stored before uploads were numbered have
+/// negative numbers.
+fn first_upload() -> Result<i64, Rejection> {
+    let mut rng = secure_rng()?;
+    Ok((rng.next_u64() >> 2).max(1) as i64)
+}
+
+async fn writer(store: Store, mut rx: mpsc::Receiver<Job>, mut next_upload: i64) {
     let mut jobs: Vec<Job> = Vec::new();
-    let mut rows: Vec<(TaskId, ReportId, Sealed)> = Vec::with_capacity(GROUP_MAX);
+    let mut rows: Vec<Incoming> = Vec::with_capacity(GROUP_MAX);
     while let Some(first) = rx.recv().await {
         jobs.push(first);
         let mut n = jobs[0].reports.len();
@@ -354,7 +365,19 @@ async fn writer(store: Store, mut rx: mpsc::Receiver<Job>) {
         }
         rows.clear();
         for j in &jobs {
-            rows.extend_from_slice(&j.reports);
+            // One job is one upload (one request): its reports share a number.
+            let upload = next_upload;
+            next_upload = if next_upload >= (1 << 62) {
+                1
+            } else {
+                next_upload + 1
+            };
+            rows.extend(j.reports.iter().map(|(task, id, sealed)| Incoming {
+                task: *task,
+                id: *id,
+                sealed: sealed.clone(),
+                upload,
+            }));
         }
         let result = store.commit_reports(&rows).await;
         let mut at = 0;

@@ -8,6 +8,7 @@
 //! writing transaction, never by a read before a write.
 
 use crate::problem::Rejection;
+use crate::shuffler::ShufflerTask;
 use crate::wire::{Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -16,6 +17,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 mod intake;
+pub use intake::Incoming;
 
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -135,6 +137,19 @@ fn skip_locked(pg: bool) -> &'static str {
     }
 }
 
+/// A `shuffler_tasks` row's (min_batch, deadline_unix, reports_per_upload) from column `at`.
+fn shuffler_task_of<R: Row>(r: &R, at: usize) -> ShufflerTask
+where
+    usize: sqlx::ColumnIndex<R>,
+    i64: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+{
+    ShufflerTask {
+        min_batch: r.get::<i64, _>(at) as u64,
+        deadline_unix: r.get::<i64, _>(at + 1) as u64,
+        reports_per_upload: (r.get::<i64, _>(at + 2) as u64).max(1),
+    }
+}
+
 impl Store {
     /// Opens the database at `url` and applies the migrations: `sqlite://PATH` (created if
     /// missing) or `sqlite::memory:`, or `postgres://...`.
@@ -191,39 +206,29 @@ impl Store {
 
     // ----- shuffler -----
 
-    /// Registers a task with the shuffler (idempotent).
-    pub async fn put_shuffler_task(
-        &self,
-        task: TaskId,
-        min_batch: u64,
-        deadline_unix: u64,
-    ) -> Result<(), Rejection> {
+    /// Registers a task with the shuffler (idempotent: the first registration stays).
+    pub async fn put_shuffler_task(&self, id: TaskId, task: ShufflerTask) -> Result<(), Rejection> {
         on_pool!(self, p, pg => {
             sqlx::query(&sql(pg,
-                "INSERT INTO shuffler_tasks (task_id, min_batch, deadline_unix) VALUES ($1, $2, $3)
-                 ON CONFLICT (task_id) DO NOTHING"))
-            .bind(&task.0[..])
-            .bind(min_batch as i64)
-            .bind(deadline_unix.min(i64::MAX as u64) as i64)
+                "INSERT INTO shuffler_tasks (task_id, min_batch, deadline_unix, reports_per_upload)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (task_id) DO NOTHING"))
+            .bind(&id.0[..])
+            .bind(task.min_batch.min(i64::MAX as u64) as i64)
+            .bind(task.deadline_unix.min(i64::MAX as u64) as i64)
+            .bind(task.reports_per_upload.min(i64::MAX as u64) as i64)
             .execute(p)
             .await?;
         });
         Ok(())
     }
 
-    /// Every task the shuffler knows: (id, min batch, deadline).
-    pub async fn shuffler_tasks(&self) -> Result<Vec<(TaskId, u64, u64)>, Rejection> {
-        let q = "SELECT task_id, min_batch, deadline_unix FROM shuffler_tasks";
+    /// Every task the shuffler knows.
+    pub async fn shuffler_tasks(&self) -> Result<Vec<(TaskId, ShufflerTask)>, Rejection> {
+        let q = "SELECT task_id, min_batch, deadline_unix, reports_per_upload FROM shuffler_tasks";
         on_pool!(self, p, pg => {
             let rows = sqlx::query(q).fetch_all(p).await?;
             rows.iter()
-                .map(|r| {
-                    Ok((
-                        TaskId(id16(r.get::<&[u8], _>(0))?),
-                        r.get::<i64, _>(1) as u64,
-                        r.get::<i64, _>(2) as u64,
-                    ))
-                })
+                .map(|r| Ok((TaskId(id16(r.get::<&[u8], _>(0))?), shuffler_task_of(r, 1))))
                 .collect()
         })
     }
@@ -240,9 +245,12 @@ impl Store {
         })
     }
 
-    /// Cuts a batch of up to `max` pending reports of the task if at least `min` are pending:
-    /// its size, or `None` (nothing changed). One write transaction; on PostgreSQL the rows
-    /// are taken `FOR UPDATE SKIP LOCKED`, so two replicas never put a report in two batches.
+    /// Cuts a batch of whole uploads, the oldest first, as many as fit in `max` reports, if
+    /// that makes at least `min`: its size, or `None` (nothing changed). A user's messages
+    /// come in one upload ([`crate::shuffler`]), so they never fall in two batches. One write
+    /// transaction; on PostgreSQL the task's row is locked first (`FOR UPDATE`), so cuts of
+    /// one task are serial across replicas and each sees the previous one's result: no report
+    /// goes in two batches, no upload is split.
     pub async fn cut_batch(
         &self,
         task: TaskId,
@@ -252,13 +260,24 @@ impl Store {
     ) -> Result<Option<u64>, Rejection> {
         on_pool!(self, p, pg => {
             let mut tx = p.begin_with(begin(pg)).await?;
-            let n = sqlx::query(&sql(pg, &format!(
-                "UPDATE shuffler_pending SET batch_id = $1 WHERE seq IN (
-                     SELECT seq FROM shuffler_pending WHERE task_id = $2 AND batch_id IS NULL
-                     ORDER BY seq LIMIT $3{})", skip_locked(pg))))
+            if pg {
+                sqlx::query("SELECT 1 FROM shuffler_tasks WHERE task_id = $1 FOR UPDATE")
+                    .bind(&task.0[..])
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            // Uploads in order of their first report; `upto` is the running total of reports.
+            let n = sqlx::query(&sql(pg,
+                "UPDATE shuffler_pending SET batch_id = $1
+                 WHERE task_id = $2 AND batch_id IS NULL AND upload IN (
+                     SELECT upload FROM (
+                         SELECT upload, SUM(COUNT(*)) OVER (ORDER BY MIN(seq)) AS upto
+                         FROM shuffler_pending WHERE task_id = $2 AND batch_id IS NULL
+                         GROUP BY upload) AS u
+                     WHERE upto <= $3)"))
             .bind(&batch_id[..])
             .bind(&task.0[..])
-            .bind(max as i64)
+            .bind(max.min(i64::MAX as u64) as i64)
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -322,14 +341,15 @@ impl Store {
     }
 
     /// A task the shuffler knows (registered through any replica).
-    pub async fn shuffler_task(&self, task: TaskId) -> Result<Option<(u64, u64)>, Rejection> {
+    pub async fn shuffler_task(&self, task: TaskId) -> Result<Option<ShufflerTask>, Rejection> {
         on_pool!(self, p, pg => {
             let row = sqlx::query(&sql(pg,
-                "SELECT min_batch, deadline_unix FROM shuffler_tasks WHERE task_id = $1"))
+                "SELECT min_batch, deadline_unix, reports_per_upload FROM shuffler_tasks
+                 WHERE task_id = $1"))
                 .bind(&task.0[..])
                 .fetch_optional(p)
                 .await?;
-            Ok(row.map(|r| (r.get::<i64, _>(0) as u64, r.get::<i64, _>(1) as u64)))
+            Ok(row.as_ref().map(|r| shuffler_task_of(r, 0)))
         })
     }
 

@@ -8,7 +8,8 @@ mod common;
 
 use blanket::rng::{RngCore, SecureRng};
 use blanket_server::client::ClientError;
-use blanket_server::store::Store;
+use blanket_server::shuffler::ShufflerTask;
+use blanket_server::store::{Incoming, Store};
 use blanket_server::wire::{ReportId, Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, REPORT_LEN};
 use common::{loose, temp_dir, Service};
 use sqlx::Connection;
@@ -19,6 +20,25 @@ fn sealed(i: u32) -> Sealed {
     Sealed {
         enc,
         ct: [7u8; CIPHERTEXT_LEN],
+    }
+}
+
+/// A report for `commit_reports`, in upload `upload`.
+fn inc(task: TaskId, id: u32, enc: u32, upload: i64) -> Incoming {
+    Incoming {
+        task,
+        id: rid(id),
+        sealed: sealed(enc),
+        upload,
+    }
+}
+
+/// A shuffler task of `min_batch` reports, no deadline, `k` reports per upload.
+fn open_task(min_batch: u64, k: u64) -> ShufflerTask {
+    ShufflerTask {
+        min_batch,
+        deadline_unix: u64::MAX,
+        reports_per_upload: k,
     }
 }
 
@@ -64,30 +84,27 @@ async fn duplicates_inside_one_group_are_stored_once() {
     let other = TaskId([4u8; 16]);
     for (name, store) in stores("group-dups").await {
         store
-            .put_shuffler_task(t, 1_000_000, u64::MAX)
+            .put_shuffler_task(t, open_task(1_000_000, 1))
             .await
             .unwrap();
         store
-            .put_shuffler_task(other, 1_000_000, u64::MAX)
+            .put_shuffler_task(other, open_task(1_000_000, 1))
             .await
             .unwrap();
         // An earlier group stores report 9.
-        let first = store
-            .commit_reports(&[(t, rid(9), sealed(9))])
-            .await
-            .unwrap();
+        let first = store.commit_reports(&[inc(t, 9, 9, 1)]).await.unwrap();
         assert_eq!(first, vec![true], "{name}");
         // One group: three copies of 1 (the first wins), 2, a copy of the stored 9, the same
         // report id under another task (a different key), two copies of 3.
         let group = vec![
-            (t, rid(1), sealed(1)),
-            (t, rid(2), sealed(2)),
-            (t, rid(1), sealed(101)),
-            (t, rid(9), sealed(109)),
-            (other, rid(1), sealed(201)),
-            (t, rid(3), sealed(3)),
-            (t, rid(1), sealed(102)),
-            (t, rid(3), sealed(103)),
+            inc(t, 1, 1, 2),
+            inc(t, 2, 2, 3),
+            inc(t, 1, 101, 4),
+            inc(t, 9, 109, 5),
+            inc(other, 1, 201, 6),
+            inc(t, 3, 3, 7),
+            inc(t, 1, 102, 8),
+            inc(t, 3, 103, 9),
         ];
         let fresh = store.commit_reports(&group).await.unwrap();
         assert_eq!(
@@ -123,13 +140,13 @@ async fn large_groups_with_copies_across_chunks_count_each_id_once() {
     let t = TaskId([5u8; 16]);
     for (name, store) in stores("group-large").await {
         store
-            .put_shuffler_task(t, 1_000_000, u64::MAX)
+            .put_shuffler_task(t, open_task(1_000_000, 1))
             .await
             .unwrap();
         // 1,300 ids, each twice, the copies 1,300 positions apart (statements hold at most
         // 512 rows): 2,600 reports in one group.
         let n = 1300u32;
-        let group: Vec<_> = (0..2 * n).map(|i| (t, rid(i % n), sealed(i))).collect();
+        let group: Vec<_> = (0..2 * n).map(|i| inc(t, i % n, i, 1)).collect();
         let fresh = store.commit_reports(&group).await.unwrap();
         assert_eq!(fresh.iter().filter(|f| **f).count(), n as usize, "{name}");
         assert!(
@@ -148,7 +165,7 @@ async fn large_groups_with_copies_across_chunks_count_each_id_once() {
         );
         // A second group with the same ids and 3 new ones (group sizes that are not a power
         // of two, to use every statement shape).
-        let again: Vec<_> = (0..n + 3).map(|i| (t, rid(i), sealed(i))).collect();
+        let again: Vec<_> = (0..n + 3).map(|i| inc(t, i, i, 2)).collect();
         let fresh = store.commit_reports(&again).await.unwrap();
         let new: Vec<usize> = (0..fresh.len()).filter(|&i| fresh[i]).collect();
         assert_eq!(new, vec![1300, 1301, 1302], "{name}");
@@ -157,6 +174,62 @@ async fn large_groups_with_copies_across_chunks_count_each_id_once() {
             u64::from(n + 3),
             "{name}"
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capped_cut_takes_whole_uploads_only() {
+    let t = TaskId([6u8; 16]);
+    for (name, store) in stores("upload-cut").await {
+        store.put_shuffler_task(t, open_task(3, 3)).await.unwrap();
+        // Five uploads of 3 reports in one group, their report ids interleaved (the group is
+        // written in report-id order, so storage order interleaves the uploads).
+        let group: Vec<_> = (0..15u32)
+            .map(|i| inc(t, 5 * (i % 3) + i / 3, i, 100 + i64::from(i / 3)))
+            .collect();
+        let fresh = store.commit_reports(&group).await.unwrap();
+        assert!(fresh.iter().all(|f| *f), "{name}");
+        // A cap of 7 reports fits two whole uploads: 6, never 7.
+        let mut left = 15u64;
+        let mut seen: Vec<u32> = Vec::new();
+        for (b, cap) in [(1u8, 7u64), (2, 4), (3, 2), (4, 100)] {
+            let batch = [b; 16];
+            let cut = store.cut_batch(t, batch, 3, cap).await.unwrap();
+            let expect = match cap {
+                7 => Some(6),
+                4 => Some(3),
+                2 => None,
+                _ => Some(left),
+            };
+            assert_eq!(cut, expect, "{name}: cap {cap}");
+            if let Some(n) = cut {
+                left -= n;
+                let encs: Vec<u32> = store
+                    .batch_reports(&batch)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|s| u32::from_be_bytes(s.enc[..4].try_into().unwrap()))
+                    .collect();
+                // Whole uploads: each upload u holds encs 3u, 3u + 1, 3u + 2.
+                let mut uploads: Vec<u32> = encs.iter().map(|e| e / 3).collect();
+                uploads.sort_unstable();
+                for c in uploads.chunks(3) {
+                    assert!(
+                        c.len() == 3 && c[0] == c[2],
+                        "{name}: split upload {encs:?}"
+                    );
+                }
+                seen.extend(encs);
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..15).collect::<Vec<_>>(),
+            "{name}: every report once"
+        );
+        assert_eq!(store.pending_count(t).await.unwrap(), 0, "{name}");
     }
 }
 

@@ -60,7 +60,9 @@ fn opts() -> ClientOptions {
 
 async fn over_the_network(db: &str, spec: &TaskSpec, cfg: &SimConfig) -> SimulationReport {
     let server = common::relay_on(db).await;
-    let task = client::create_task(&server.url, spec).await.unwrap();
+    let task = client::create_task(&server.url, spec, Some(common::ADMIN))
+        .await
+        .unwrap();
     let r = client::simulate(
         &server.url,
         &task,
@@ -262,7 +264,9 @@ async fn real_clients_deliver_their_values() {
         round_timeout_ms: 60_000,
         ..TaskSpec::new(8)
     };
-    let task = client::create_task(&server.url, &spec).await.unwrap();
+    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+        .await
+        .unwrap();
     let values: Vec<u64> = (0..8).map(|i| 100 + i * 3).collect();
     let handles: Vec<_> = values
         .iter()

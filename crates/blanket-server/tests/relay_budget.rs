@@ -131,7 +131,9 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
         budget_delta: Some(1e-2),
         ..histogram_spec(30, 21)
     };
-    let a = client::create_task(&server.url, &spec_a).await.unwrap();
+    let a = client::create_task(&server.url, &spec_a, Some(common::ADMIN))
+        .await
+        .unwrap();
     let st_a = status(&server.url, &a).await;
     assert_eq!(st_a.spec.budget_eps, Some(3.0));
     let b0 = st_a
@@ -146,7 +148,9 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
         continues: Some(a.clone()),
         ..histogram_spec(30, 22)
     };
-    let b = client::create_task(&server.url, &spec_b).await.unwrap();
+    let b = client::create_task(&server.url, &spec_b, Some(common::ADMIN))
+        .await
+        .unwrap();
     let st_b = status(&server.url, &b).await;
     assert_eq!(st_b.spec.continues.as_deref(), Some(a.as_str()));
     assert_eq!(st_b.budget.as_ref().unwrap().task, a);
@@ -190,6 +194,7 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
             continues: Some(a.clone()),
             ..histogram_spec(30, 23)
         },
+        Some(common::ADMIN),
     )
     .await
     {
@@ -275,10 +280,12 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
 async fn bad_budget_fields_are_refused_naming_the_field() {
     let server = relay("sqlite::memory:").await;
     let base = histogram_spec(30, 31);
-    let plain = client::create_task(&server.url, &TaskSpec::new(20))
+    let plain = client::create_task(&server.url, &TaskSpec::new(20), Some(common::ADMIN))
         .await
         .unwrap();
-    let holder = client::create_task(&server.url, &base).await.unwrap();
+    let holder = client::create_task(&server.url, &base, Some(common::ADMIN))
+        .await
+        .unwrap();
     // The defaults: one release.
     let st = status(&server.url, &holder).await;
     assert_eq!(st.spec.budget_eps, Some(2.0));
@@ -368,7 +375,7 @@ async fn bad_budget_fields_are_refused_naming_the_field() {
         ),
     ];
     for (spec, code, field) in cases {
-        match client::create_task(&server.url, &spec).await {
+        match client::create_task(&server.url, &spec, Some(common::ADMIN)).await {
             Err(RelayClientError::Refused(p)) => {
                 assert_eq!(p.reason, "out-of-range", "{spec:?}: {}", p.detail);
                 assert_eq!(p.status, code, "{spec:?}");

@@ -13,6 +13,8 @@ use rand_chacha03::ChaCha20Rng;
 use rand_core06::SeedableRng;
 
 const SEED: u64 = 21;
+/// The relay's admin token in this test.
+const ADMIN: &str = "relay-refusals-admin";
 const N: u32 = 10;
 
 struct Api {
@@ -97,7 +99,7 @@ async fn bad_posts_are_refused_with_typed_reasons() {
             db: "sqlite::memory:".into(),
             peer_url: None,
             peer_token: None,
-            admin_token: None,
+            admin_token: Some(ADMIN.into()),
             lease_seconds: None,
         },
         listener,
@@ -119,10 +121,46 @@ async fn bad_posts_are_refused_with_typed_reasons() {
     let cfg = SimConfig::random(params, 0, 0, &[], vec![vec![1]; N as usize], SEED);
     let mut clients = SimClient::all(&cfg).unwrap();
 
+    // Task creation needs the operator's admin token (a task spends a budget; a
+    // continuation spends another task's): none, or a wrong one, is a 401 and creates
+    // nothing.
+    let r = api
+        .http
+        .post(format!("{}/relay/tasks", api.base))
+        .json(&spec)
+        .send()
+        .await
+        .unwrap();
+    Api::expect_problem(r, 401, "admin-token-missing").await;
+    let r = api
+        .http
+        .post(format!("{}/relay/tasks", api.base))
+        .bearer_auth("not-the-token")
+        .json(&spec)
+        .send()
+        .await
+        .unwrap();
+    Api::expect_problem(r, 401, "admin-token-wrong").await;
+    match blanket_server::relay::client::create_task(&api.base, &spec, None).await {
+        Err(blanket_server::relay::client::RelayClientError::Refused(p)) => {
+            assert_eq!(p.reason, "admin-token-missing", "{p:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(server
+        .relay
+        .as_ref()
+        .unwrap()
+        .statuses()
+        .await
+        .unwrap()
+        .is_empty());
+
     // Task creation out of range, unknown task.
     let r = api
         .http
         .post(format!("{}/relay/tasks", api.base))
+        .bearer_auth(ADMIN)
         .json(&TaskSpec {
             variant: "diagonal".into(),
             ..TaskSpec::new(N)
@@ -138,7 +176,7 @@ async fn bad_posts_are_refused_with_typed_reasons() {
         .await
         .unwrap();
     Api::expect_problem(r, 404, "unknown-task").await;
-    let task = blanket_server::relay::client::create_task(&api.base, &spec)
+    let task = blanket_server::relay::client::create_task(&api.base, &spec, Some(ADMIN))
         .await
         .unwrap();
 

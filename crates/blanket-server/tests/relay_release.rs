@@ -31,7 +31,9 @@ fn histogram_spec(n: u32, seed: u64) -> TaskSpec {
 async fn thirty_clients_amortized_release_a_certified_histogram() {
     let server = relay().await;
     let spec = histogram_spec(30, 5);
-    let task = client::create_task(&server.url, &spec).await.unwrap();
+    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+        .await
+        .unwrap();
     let st = client::Connection::new(&server.url, &task, opts())
         .unwrap()
         .status()
@@ -182,7 +184,7 @@ async fn bad_protocol_specs_are_refused_naming_the_field() {
         ),
     ];
     for (spec, reason, field) in cases {
-        match client::create_task(&server.url, &spec).await {
+        match client::create_task(&server.url, &spec, Some(common::ADMIN)).await {
             Err(RelayClientError::Refused(p)) => {
                 assert_eq!(p.reason, reason, "{spec:?}: {}", p.detail);
                 assert_eq!(p.status, 422, "{spec:?}");
@@ -192,7 +194,9 @@ async fn bad_protocol_specs_are_refused_naming_the_field() {
         }
     }
     // A real client's value outside the domain is refused before it is encrypted.
-    let task = client::create_task(&server.url, &base).await.unwrap();
+    let task = client::create_task(&server.url, &base, Some(common::ADMIN))
+        .await
+        .unwrap();
     let e = client::run_client(&server.url, &task, vec![4], opts())
         .await
         .unwrap_err();

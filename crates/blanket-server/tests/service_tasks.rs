@@ -429,6 +429,38 @@ async fn bad_parameters_and_values_are_refused_by_field() {
     assert_eq!(resp.status(), 400);
     let p: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(p["reason"], "wrong-length", "{p}");
+    // An upload must hold whole users (a multiple of m shares): one share alone, or a user's
+    // shares with one more, is refused naming the field; two whole users are accepted.
+    let user = ik.reports(&[0.5], &mut rng).unwrap();
+    let m = user.len();
+    assert!(m >= 2);
+    let mut extra = user.clone();
+    extra.push(ik.reports(&[0.5], &mut rng).unwrap()[0].clone());
+    for (what, resp) in [
+        ("one share", ik.upload(&http, user[0].clone()).await),
+        (
+            "m + 1 shares",
+            ik.upload_bulk(&http, &extra).await.map(|_| ()),
+        ),
+    ] {
+        match resp {
+            Err(ClientError::Rejected(p)) => {
+                assert_eq!(p.status, 422, "{what}: {p:?}");
+                assert_eq!(p.reason, "out-of-range", "{what}: {p:?}");
+                assert!(
+                    p.detail.contains("reports in one upload")
+                        && p.detail.contains(&format!("multiple of {m}")),
+                    "{what}: {}",
+                    p.detail
+                );
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    let mut two = user;
+    two.extend(ik.reports(&[0.25], &mut rng).unwrap());
+    let o = ik.upload_bulk(&http, &two).await.unwrap();
+    assert_eq!(o.accepted, 2 * m as u64);
 
     // Messages the shuffler cannot read but the analyzer refuses: 99 honest users and one
     // forged message outside the domain (coordinate 3 of d = 3; k = 1, two levels) fill the
@@ -442,7 +474,8 @@ async fn bad_parameters_and_values_are_refused_by_field() {
     let st = svc.status(&id, |v| v["batches"] == 1).await;
     assert_eq!(st["rejected"], 1, "{st}");
     assert_eq!(st["reports"], 99, "{st}");
-    // An IKOS share outside Z_q is rejected the same way (100 clients fill the batch).
+    // An IKOS share outside Z_q is rejected the same way (100 clients fill the batch, with
+    // the two whole users uploaded above).
     let Protocol::IkosSum {
         calibrated: Some(c),
         ..
@@ -454,7 +487,11 @@ async fn bad_parameters_and_values_are_refused_by_field() {
     let mut users: Vec<Vec<Vec<u8>>> = (0..100)
         .map(|_| ik.reports(&[0.5], &mut rng).unwrap())
         .collect();
-    users.push(vec![forged(&ik, 1 << c.modulus_bits)]);
+    // The forged share travels as one of a whole user's m shares (the shuffler takes
+    // uploads of whole users only).
+    let mut bad_user = ik.reports(&[0.5], &mut rng).unwrap();
+    bad_user[0] = forged(&ik, 1 << c.modulus_bits);
+    users.push(bad_user);
     upload_users(&ik, users).await;
     let id = ik.params().task_id.clone();
     let st = svc.status(&id, |v| v["batches"] == 1).await;

@@ -3,13 +3,14 @@
 //! tasks of this process, each with its own keys and HTTP connection.
 
 use crate::cmd::common::spinner;
-use crate::cmd::serve::runtime;
+use crate::cmd::serve::{client_admin_token, runtime};
 use anyhow::{bail, Context, Result};
 use blanket_protocol::driver::{SimConfig, ALL_BEHAVIOURS};
 use blanket_server::relay::api::TaskSpec;
 use blanket_server::relay::client::{self, ClientOptions, SimulationReport};
 use clap::{Args, Subcommand};
 use rand_core::{RngCore, SeedableRng};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -84,6 +85,10 @@ pub struct ClientRunArgs {
     /// Target delta of a created task's --protocol, in (0, 1).
     #[arg(long, requires = "protocol", value_parser = crate::numeric::parse_f64)]
     pub delta: Option<f64>,
+    /// File holding the relay's admin token, needed to create a task (without --task)
+    /// (default: BLANKET_ADMIN_TOKEN, else ./blanket-admin-token if it exists).
+    #[arg(long, value_name = "PATH")]
+    pub admin_token_file: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -229,8 +234,9 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                 None => {
                     let spec = simulation_spec(a, n);
                     spec.params().map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let admin = client_admin_token(a.admin_token_file.as_deref())?;
                     let task = rt
-                        .block_on(client::create_task(&a.relay, &spec))
+                        .block_on(client::create_task(&a.relay, &spec, admin.as_deref()))
                         .context("creating the task")?;
                     (spec, task)
                 }

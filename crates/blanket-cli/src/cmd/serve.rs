@@ -52,7 +52,8 @@ pub struct ServeArgs {
     #[arg(long, env = "BLANKET_PEER_TOKEN", hide_env_values = true)]
     pub peer_token: Option<String>,
     /// File holding the admin token that task create and release need (roles analyzer and
-    /// all); created with a fresh random token (mode 0600) if it does not exist. Without
+    /// all; role relay: its task create); created with a fresh random token (mode 0600) if
+    /// it does not exist. Without
     /// this flag: the environment variable BLANKET_ADMIN_TOKEN, else the file
     /// ./blanket-admin-token (created if missing).
     #[arg(long, value_name = "PATH")]
@@ -177,7 +178,15 @@ pub fn run(a: &ServeArgs) -> Result<()> {
             );
             Some(token)
         }
-        Role::Shuffler | Role::Relay => None,
+        Role::Relay => {
+            let (token, source) = server_admin_token(a.admin_token_file.as_deref())?;
+            eprintln!(
+                "admin token (relay task create): {source}; `blanket client run --simulate N` \
+                 without --task reads it with --admin-token-file PATH or {ADMIN_TOKEN_ENV}"
+            );
+            Some(token)
+        }
+        Role::Shuffler => None,
     };
     let config = ServeConfig {
         role,

@@ -106,6 +106,16 @@ impl Drop for Relay {
     }
 }
 
+/// The admin token of the relays [`relay`] starts (task create needs it).
+pub const RELAY_ADMIN: &str = "cli-test-relay-admin";
+
+/// A file in `dir` holding [`RELAY_ADMIN`], for `client run --admin-token-file`.
+pub fn relay_admin_file(dir: &std::path::Path) -> String {
+    let p = dir.join("relay-admin-token");
+    std::fs::write(&p, RELAY_ADMIN).expect("write the admin token file");
+    p.display().to_string()
+}
+
 /// Starts a relay on `db` (a sqlx URL) listening on 127.0.0.1:`port`; waits (at most 120 s)
 /// until it prints its address.
 pub fn relay(db: &str, port: u16) -> Relay {
@@ -113,6 +123,7 @@ pub fn relay(db: &str, port: u16) -> Relay {
     use std::process::Stdio;
     let mut child = Command::new(env!("CARGO_BIN_EXE_blanket"))
         .args(["serve", "--role", "relay", "--db", db, "--listen"])
+        .env("BLANKET_ADMIN_TOKEN", RELAY_ADMIN)
         .arg(format!("127.0.0.1:{port}"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -511,12 +511,21 @@ pub struct SimulationReport {
     pub seconds: f64,
 }
 
-/// Creates the task of a simulation (`sim_seed` = the simulation's seed) and returns its id.
-pub async fn create_task(base: &str, spec: &TaskSpec) -> Result<String, RelayClientError> {
+/// Creates a task (for a simulation, `sim_seed` = the simulation's seed) and returns its id;
+/// the relay needs the operator's `admin_token` (else 401 `admin-token-missing`).
+pub async fn create_task(
+    base: &str,
+    spec: &TaskSpec,
+    admin_token: Option<&str>,
+) -> Result<String, RelayClientError> {
     let http = reqwest::Client::new();
-    let r = http
+    let mut req = http
         .post(format!("{}/relay/tasks", base.trim_end_matches('/')))
-        .json(spec)
+        .json(spec);
+    if let Some(t) = admin_token {
+        req = req.bearer_auth(t);
+    }
+    let r = req
         .send()
         .await
         .map_err(|e| RelayClientError::Http(e.to_string()))?;

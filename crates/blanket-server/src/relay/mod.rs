@@ -392,15 +392,19 @@ impl RunHandle {
 pub struct RelayService {
     store: Store,
     runs: std::sync::RwLock<HashMap<[u8; 16], Arc<RunHandle>>>,
+    /// The operator's secret for `POST /relay/tasks` (a task spends a budget, and a
+    /// continuation spends another task's: only the operator may create one).
+    admin_token: String,
 }
 
 impl RelayService {
     /// Opens the relay over `store`: every stored run is rebuilt by replaying its log, and
-    /// the runs still in progress are driven on.
-    pub async fn open(store: Store) -> Result<Arc<Self>, Rejection> {
+    /// the runs still in progress are driven on. Creating a task needs `admin_token`.
+    pub async fn open(store: Store, admin_token: String) -> Result<Arc<Self>, Rejection> {
         let svc = Arc::new(RelayService {
             store,
             runs: std::sync::RwLock::new(HashMap::new()),
+            admin_token,
         });
         let mut stored = Vec::new();
         for t in svc.store.relay_tasks().await? {
@@ -464,6 +468,12 @@ impl RelayService {
             svc.maybe_start(&h).await?;
         }
         Ok(svc)
+    }
+
+    /// Refuses a request without the operator's admin token (401 `admin-token-missing` or
+    /// `admin-token-wrong`).
+    pub fn check_admin(&self, headers: &axum::http::HeaderMap) -> Result<(), Rejection> {
+        crate::http::check_admin(headers, &self.admin_token)
     }
 
     /// The run, or `UnknownTask`.

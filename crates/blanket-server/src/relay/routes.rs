@@ -201,8 +201,10 @@ pub fn render_page(runs: &[super::api::TaskStatus]) -> String {
 
 async fn create(
     State(s): State<Arc<RelayService>>,
+    headers: axum::http::HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Rejection> {
+    s.check_admin(&headers)?;
     let body = http::body(body, http::JSON_BODY_LIMIT)?;
     let spec: TaskSpec = http::json("task", &body)?;
     let st = s.create(spec).await?;

@@ -22,7 +22,7 @@ use crate::wire::{ReportId, Sealed, TaskId, ID_LEN};
 use sqlx::Row;
 use std::collections::HashSet;
 
-/// Most rows in one statement (a power of two). 512 rows bind at most 1,536 parameters,
+/// Most rows in one statement (a power of two). 512 rows bind at most 2,048 parameters,
 /// far below SQLite's 32,766 and PostgreSQL's 65,535.
 pub(super) const CHUNK: usize = 512;
 
@@ -68,9 +68,23 @@ pub(super) fn multi_insert(pg: bool, head: &str, cols: usize, rows: usize, suffi
 
 const SEEN_HEAD: &str = "INSERT INTO shuffler_seen (task_id, report_id)";
 const SEEN_TAIL: &str = " ON CONFLICT DO NOTHING RETURNING task_id, report_id";
-const PENDING_HEAD: &str = "INSERT INTO shuffler_pending (task_id, enc, ct)";
+const PENDING_HEAD: &str = "INSERT INTO shuffler_pending (task_id, enc, ct, upload)";
 
 type Key = ([u8; ID_LEN], ReportId);
+
+/// A report handed to [`Store::commit_reports`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incoming {
+    /// Its task.
+    pub task: TaskId,
+    /// Its report id (replay protection).
+    pub id: ReportId,
+    /// The sealed message.
+    pub sealed: Sealed,
+    /// The upload (HTTP request) it came in: a batch cut takes whole uploads
+    /// ([`Store::cut_batch`]). The shuffler's own number, never the client's.
+    pub upload: i64,
+}
 
 fn key_of(row_task: &[u8], row_id: &[u8]) -> Result<Key, Rejection> {
     let bad = || Rejection::Storage("stored id of the wrong length".into());
@@ -85,13 +99,10 @@ impl Store {
     /// each whose (task, report id) was already there (the primary key decides, also between
     /// two copies in one group: the first in the group is stored). Returns only after the
     /// commit; on any error nothing of the group is stored.
-    pub async fn commit_reports(
-        &self,
-        reports: &[(TaskId, ReportId, Sealed)],
-    ) -> Result<Vec<bool>, Rejection> {
+    pub async fn commit_reports(&self, reports: &[Incoming]) -> Result<Vec<bool>, Rejection> {
         // Sorted by key (stable: copies keep their arrival order), for a fixed lock order.
         let mut order: Vec<usize> = (0..reports.len()).collect();
-        order.sort_by_key(|&i| (reports[i].0 .0, reports[i].1));
+        order.sort_by_key(|&i| (reports[i].task.0, reports[i].id));
         let mut fresh = vec![false; reports.len()];
         macro_rules! write_group {
             ($p:expr, $pg:expr) => {{
@@ -104,7 +115,7 @@ impl Store {
                     let q = multi_insert(pg, SEEN_HEAD, 2, len, SEEN_TAIL);
                     let mut query = sqlx::query(&q);
                     for &i in chunk {
-                        query = query.bind(&reports[i].0 .0[..]).bind(&reports[i].1[..]);
+                        query = query.bind(&reports[i].task.0[..]).bind(&reports[i].id[..]);
                     }
                     let mut inserted: HashSet<Key> = HashSet::with_capacity(len);
                     for row in query.fetch_all(&mut *tx).await? {
@@ -114,21 +125,22 @@ impl Store {
                     // it; a later copy finds it claimed (its own insert did nothing).
                     let mut new: Vec<usize> = Vec::with_capacity(inserted.len());
                     for &i in chunk {
-                        if inserted.remove(&(reports[i].0 .0, reports[i].1)) {
+                        if inserted.remove(&(reports[i].task.0, reports[i].id)) {
                             fresh[i] = true;
                             new.push(i);
                         }
                     }
                     let mut at = 0;
                     for plen in chunk_lengths(new.len()) {
-                        let q = multi_insert(pg, PENDING_HEAD, 3, plen, "");
+                        let q = multi_insert(pg, PENDING_HEAD, 4, plen, "");
                         let mut query = sqlx::query(&q);
                         for &i in &new[at..at + plen] {
-                            let (task, _, sealed) = &reports[i];
+                            let r = &reports[i];
                             query = query
-                                .bind(&task.0[..])
-                                .bind(&sealed.enc[..])
-                                .bind(&sealed.ct[..]);
+                                .bind(&r.task.0[..])
+                                .bind(&r.sealed.enc[..])
+                                .bind(&r.sealed.ct[..])
+                                .bind(r.upload);
                         }
                         at += plen;
                         query.execute(&mut *tx).await?;

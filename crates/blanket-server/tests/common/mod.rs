@@ -157,7 +157,7 @@ pub async fn relay_on(db: &str) -> Running {
             db: db.into(),
             peer_url: None,
             peer_token: None,
-            admin_token: None,
+            admin_token: Some(ADMIN.into()),
             lease_seconds: None,
         },
         listener,

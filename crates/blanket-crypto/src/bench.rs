@@ -181,7 +181,7 @@ pub fn measure_reencrypt(
     reps: usize,
 ) -> Result<ReencryptBench, BenchError> {
     let params = DkgParams::new(members, threshold, b"bench reencrypt")?;
-    let mut rng = ChaCha20Rng::seed_from_u64(0x7265_656e_63);
+    let mut rng = ChaCha20Rng::seed_from_u64(0x0072_6565_6e63);
     let dealers: Vec<Dealer> = (1..=members)
         .map(|i| Dealer::new(params, i, &mut rng))
         .collect::<Result<_, _>>()?;

@@ -429,3 +429,62 @@ fn decoder_rejects_malformed() {
         }
     }
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::RngSeed;
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 24,
+            rng_seed: RngSeed::Fixed(0x5eed_4ee1),
+            ..ProptestConfig::default()
+        })]
+
+        /// Any t of the members that are present re-encrypt any list to any
+        /// targets, and each target's secret decrypts its messages; the
+        /// encoding round-trips and a decoder accepts only canonical bytes.
+        #[test]
+        fn any_t_members_reencrypt_correctly(
+            c in 2u32..6,
+            t_off in 0u32..5,
+            msgs in proptest::collection::vec(any::<u64>(), 1..5),
+            seed in any::<u64>(),
+            flip in any::<(usize, u8)>(),
+        ) {
+            let t = 1 + t_off % c;
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let present: Vec<u32> = (1..=c).collect();
+            let (gk, shares) =
+                run_dkg(DkgParams::new(c, t, b"prop").unwrap(), &present, &mut rng);
+            let cts: Vec<Ciphertext> = msgs
+                .iter()
+                .map(|&m| gk.public_key().encrypt(m, &mut rng).unwrap())
+                .collect();
+            let keys: Vec<Keypair> = (0..msgs.len()).map(|_| Keypair::generate(&mut rng)).collect();
+            let targets: Vec<PublicKey> = keys.iter().map(|k| k.public).collect();
+            // t members, starting at a seed-dependent offset.
+            let start = (seed % c as u64) as usize;
+            let chosen: Vec<&KeyShare> =
+                (0..t as usize).map(|i| &shares[(start + i) % c as usize]).collect();
+            let ps: Vec<ReencryptionPartial> = chosen
+                .iter()
+                .map(|k| reencrypt(k, &cts, &targets, &CTX, &mut rng).unwrap())
+                .collect();
+            let out = combine(&gk, &cts, &targets, &ps, &CTX).unwrap();
+            for ((ct, kp), m) in out.iter().zip(&keys).zip(&msgs) {
+                prop_assert_eq!(kp.secret.decrypt(ct).unwrap(), *m);
+            }
+            let bytes = ps[0].to_bytes();
+            prop_assert_eq!(&ReencryptionPartial::from_bytes(&bytes).unwrap(), &ps[0]);
+            let mut f = bytes.clone();
+            let i = flip.0 % f.len();
+            f[i] ^= flip.1.max(1);
+            if let Ok(p) = ReencryptionPartial::from_bytes(&f) {
+                prop_assert_eq!(p.to_bytes(), f);
+                prop_assert!(verify_partial(&gk, &cts, &targets, &p, &CTX).is_err());
+            }
+        }
+    }
+}

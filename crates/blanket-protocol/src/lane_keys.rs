@@ -13,7 +13,8 @@
 //! of the public permutation, into `K` disjoint committees of `c` members
 //! each; `K_r` of them serve the `h` rows (row `r` uses row committee
 //! `r mod K_r`) and `K_c = K - K_r` the `w` columns (column `j` uses column
-//! committee `j mod K_c`), `K_r = max(1, round(K h / (h + w)))`. Each
+//! committee `j mod K_c`), `K_r = round(K h / (h + w))` clamped
+//! to `1..=K - 1`. Each
 //! committee is, marginally, a uniform `c`-subset of that population, so the
 //! per-committee tails of today's rule apply with the budget divided by `K`
 //! (union bound over the committees):

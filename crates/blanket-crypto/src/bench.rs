@@ -21,6 +21,12 @@
 //! shares), then check everything received and derive the keys
 //! (`group_key`, which verifies every dealer's proof, and `key_share`, which
 //! verifies them again with the member's shares).
+//!
+//! [`measure_reencrypt`]: threshold re-encryption of a row of `n`
+//! ciphertexts to `n` different target keys (`crate::reencrypt`), one
+//! thread: one member's answer with its proof, the relay's check of one
+//! answer, and the relay's combination of `t` answers (their checks
+//! included).
 
 use std::time::Instant;
 
@@ -30,6 +36,7 @@ use rand_core::SeedableRng;
 use crate::dkg::{self, Dealer, DkgError, DkgParams, SecretShare};
 use crate::elgamal::{Ciphertext, Keypair};
 use crate::encoding::{self, MessageError};
+use crate::reencrypt::{self, ReencryptContext, ReencryptError};
 use crate::shuffle::bayer_groth::{self as bg, BgProof, CommitmentKey};
 pub use crate::shuffle::ProofSystem;
 use crate::shuffle::{self, Generators, ShuffleError, ShuffleProof, ShuffleSetup};
@@ -48,6 +55,8 @@ pub enum BenchError {
     Dkg(#[from] DkgError),
     #[error(transparent)]
     Submission(#[from] SubmissionError),
+    #[error(transparent)]
+    Reencrypt(#[from] ReencryptError),
 }
 
 /// A client's submission cost.
@@ -146,6 +155,83 @@ pub fn measure_dkg(members: u32, threshold: u32, reps: usize) -> Result<DkgBench
         deal_ms: deal,
         verify_ms: verify,
         ms_per_member: deal + verify,
+    })
+}
+
+/// Threshold re-encryption cost for one row (milliseconds, one thread).
+#[derive(Clone, Debug)]
+pub struct ReencryptBench {
+    pub n: usize,
+    pub members: u32,
+    pub threshold: u32,
+    /// One member: shares and proof.
+    pub prove_ms: f64,
+    /// The relay: one member's answer.
+    pub verify_ms: f64,
+    /// The relay: check `t` answers and combine them.
+    pub combine_ms: f64,
+}
+
+/// Measure the re-encryption of `n` ciphertexts by a `members`-member,
+/// threshold-`threshold` committee (best of `reps`, on a 1-thread pool).
+pub fn measure_reencrypt(
+    members: u32,
+    threshold: u32,
+    n: usize,
+    reps: usize,
+) -> Result<ReencryptBench, BenchError> {
+    let params = DkgParams::new(members, threshold, b"bench reencrypt")?;
+    let mut rng = ChaCha20Rng::seed_from_u64(0x0072_6565_6e63);
+    let dealers: Vec<Dealer> = (1..=members)
+        .map(|i| Dealer::new(params, i, &mut rng))
+        .collect::<Result<_, _>>()?;
+    let dealings: Vec<_> = dealers.iter().map(Dealer::dealing).collect();
+    let gk = dkg::group_key(&params, &dealings)?;
+    let shares = (1..=threshold)
+        .map(|i| {
+            let mine = dealers
+                .iter()
+                .map(|d| d.share_for(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            dkg::key_share(&params, i, &dealings, &mine)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cts = (0..n as u64)
+        .map(|m| gk.public_key().encrypt(m, &mut rng))
+        .collect::<Result<Vec<_>, _>>()?;
+    let targets: Vec<_> = (0..n).map(|_| Keypair::generate(&mut rng).public).collect();
+    let ctx = ReencryptContext {
+        run: b"bench",
+        lane: 0,
+    };
+    let single = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+    let (mut prove, mut verify, mut combine) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    for _ in 0..reps.max(1) {
+        single.install(|| -> Result<(), BenchError> {
+            let t = Instant::now();
+            let first = reencrypt::reencrypt(&shares[0], &cts, &targets, &ctx, &mut rng)?;
+            prove = prove.min(ms(t));
+            let mut partials = vec![first];
+            for s in &shares[1..] {
+                partials.push(reencrypt::reencrypt(s, &cts, &targets, &ctx, &mut rng)?);
+            }
+            let t = Instant::now();
+            reencrypt::verify_partial(&gk, &cts, &targets, &partials[0], &ctx)?;
+            verify = verify.min(ms(t));
+            let t = Instant::now();
+            std::hint::black_box(reencrypt::combine(&gk, &cts, &targets, &partials, &ctx)?);
+            combine = combine.min(ms(t));
+            Ok(())
+        })?;
+    }
+    Ok(ReencryptBench {
+        n,
+        members,
+        threshold,
+        prove_ms: prove,
+        verify_ms: verify,
+        combine_ms: combine,
     })
 }
 
@@ -314,6 +400,18 @@ mod tests {
         }
         let d = super::measure_dkg(4, 2, 1).unwrap();
         assert!(d.ms_per_member > 0.0 && d.members == 4);
+        let r = super::measure_reencrypt(4, 2, 3, 1).unwrap();
+        assert!(r.prove_ms > 0.0 && r.verify_ms > 0.0 && r.combine_ms > 0.0);
+    }
+
+    /// The figures quoted in `docs/protocol.md` (per-lane key committees):
+    /// `cargo test -p blanket-crypto --lib bench::tests::reencrypt_row_figures
+    /// -- --ignored --nocapture`. Prints only; timings are never asserted.
+    #[test]
+    #[ignore = "measurement, prints timings"]
+    fn reencrypt_row_figures() {
+        let r = super::measure_reencrypt(35, 20, 100, 5).unwrap();
+        println!("{r:?}");
     }
 
     #[test]

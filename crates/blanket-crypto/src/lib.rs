@@ -16,6 +16,8 @@
 //!   randomness, and the relay's check of a batch of them;
 //! - [`threshold`]: partial decryptions with DLEQ proofs and their
 //!   combination;
+//! - [`reencrypt`]: threshold re-encryption from a committee's key to
+//!   another key, with a proof per member (per-lane key committees);
 //! - [`channel`]: authenticated encryption between registered clients
 //!   through an untrusted relay;
 //! - [`wire`]: encodings and the typed [`wire::DecodeError`].
@@ -32,6 +34,7 @@ pub mod dleq;
 pub mod elgamal;
 pub mod encoding;
 mod msm;
+pub mod reencrypt;
 pub mod schnorr;
 pub mod shuffle;
 pub mod submission;

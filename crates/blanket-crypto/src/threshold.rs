@@ -104,6 +104,12 @@ impl KeyShare {
         self.index
     }
 
+    /// The secret share `x_j` (for the other proofs on the same share, e.g.
+    /// [`crate::reencrypt`]).
+    pub(crate) fn secret(&self) -> &Scalar {
+        &self.secret
+    }
+
     /// `y_j = x_j·G`.
     pub fn verification_key(&self) -> RistrettoPoint {
         &self.secret * RISTRETTO_BASEPOINT_TABLE

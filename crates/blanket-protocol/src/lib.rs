@@ -23,6 +23,7 @@
 pub mod client;
 pub mod context;
 pub mod driver;
+pub mod lane_keys;
 pub mod params;
 pub mod relay;
 pub mod release;

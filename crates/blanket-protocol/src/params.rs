@@ -136,6 +136,34 @@ pub fn hypergeometric_tail(pop: u64, bad: u64, draws: u64, x: u64) -> f64 {
         .sum()
 }
 
+/// The smallest committee size `c <= max_c` drawn from `pop` clients (`m`
+/// malicious, `d` dropouts) for which some `t` gives
+/// `P[HG(pop, m, c) >= t] <= 2^-(sigma+1) / share` and
+/// `P[HG(pop, m + d, c) >= c - t + 1] <= 2^-(eta+1) / share`, with the
+/// smallest such `t` (`share` = the number of committees in the union
+/// bound: 1 for the single key committee, K for the lane committees of
+/// [`crate::lane_keys`]).
+pub(crate) fn committee_for(
+    pop: u64,
+    m: u64,
+    d: u64,
+    max_c: u64,
+    sigma: u32,
+    eta: u32,
+    share: u64,
+) -> Option<(u64, u64)> {
+    for c in 1..=max_c {
+        let Some(t) = (1..=c).find(|&t| below(hypergeometric_tail(pop, m, c, t), sigma, share))
+        else {
+            continue;
+        };
+        if below(hypergeometric_tail(pop, m + d, c, c - t + 1), eta, share) {
+            return Some((c, t));
+        }
+    }
+    None
+}
+
 /// `p <= 2^-(bits+1) / share`, with a relative margin on the safe side.
 fn below(p: f64, bits: u32, share: u64) -> bool {
     p <= (-(bits as f64 + 1.0)).exp2() / share as f64 * (1.0 - 1e-6)
@@ -236,30 +264,23 @@ impl ProtocolParams {
         // Committee and threshold, from the clients not on the list.
         let pop = nn - lanes * (k + b);
         let max_c = pop.min(crate::wire::MAX_COMMITTEE as u64);
-        for c in 1..=max_c {
-            let Some(t) = (1..=c).find(|&t| below(hypergeometric_tail(pop, m, c, t), sigma, 1))
-            else {
-                continue;
-            };
-            if below(hypergeometric_tail(pop, m + d, c, c - t + 1), eta, 1) {
-                return Ok(ProtocolParams {
-                    variant,
-                    lanes: lanes as u32,
-                    clients: n,
-                    messages_per_client: messages,
-                    sigma,
-                    eta,
-                    max_dropouts: d as u32,
-                    max_malicious: m as u32,
-                    committee: c as u32,
-                    threshold: t as u32,
-                    chain: k as u32,
-                    backups: b as u32,
-                    proof: ProofSystem::TereliusWikstrom,
-                });
-            }
-        }
-        Err(infeasible("key committee"))
+        let (c, t) =
+            committee_for(pop, m, d, max_c, sigma, eta, 1).ok_or(infeasible("key committee"))?;
+        Ok(ProtocolParams {
+            variant,
+            lanes: lanes as u32,
+            clients: n,
+            messages_per_client: messages,
+            sigma,
+            eta,
+            max_dropouts: d as u32,
+            max_malicious: m as u32,
+            committee: c as u32,
+            threshold: t as u32,
+            chain: k as u32,
+            backups: b as u32,
+            proof: ProofSystem::TereliusWikstrom,
+        })
     }
 
     /// The same parameters with proof system `proof` (the other parameters

@@ -3,7 +3,8 @@
 //!
 //! - [`api`]: JSON bodies; [`auth`]: who is client i (registration proof of possession,
 //!   signed posts, the post framing); [`routes`]: the HTTP surface; [`store`]: the tables;
-//!   [`client`]: the clients' side (one real client, or N simulated ones).
+//!   [`client`]: the clients' side (one real client, or N simulated ones); `run`: one run's
+//!   state ([`RunHandle`]); `ledger`: its release on the budget ledger ([`Ledger`]).
 //! - State is event-sourced: the relay state machine is deterministic given its inputs
 //!   (`start(now)`, `receive(from, bytes)`, `advance(now)`: it draws no randomness, its
 //!   verifications are deterministic), so the database holds the task, the registered keys
@@ -17,24 +18,26 @@
 pub mod api;
 pub mod auth;
 pub mod client;
+mod ledger;
 pub mod release;
 pub mod routes;
+mod run;
 pub mod store;
+
+pub use ledger::Ledger;
+pub use run::{public_seed, RunHandle};
 
 use crate::problem::Rejection;
 use crate::store::Store;
 use crate::wire::hex_encode;
-use api::{
-    CheaterJson, Derived, LedgerJson, OutputJson, ReleaseJson, SilentJson, TaskSpec, TaskStatus,
-};
+use api::{TaskSpec, TaskStatus};
 use blanket_crypto::PublicKey;
-use blanket_protocol::relay::{Outgoing, RunOutput, Step};
-use blanket_protocol::{ProtocolParams, Relay, RelayError, RelayRefusal};
-use sha2::{Digest, Sha256};
+use blanket_protocol::{RelayError, RelayRefusal};
+use ledger::{charge_of, ledger_of};
+use run::RunState;
 use std::collections::HashMap;
 use std::sync::Arc;
 use store::LogEntry;
-use tokio::sync::{watch, Mutex, Notify};
 
 /// Milliseconds since the Unix epoch (the relay's clock).
 pub fn now_ms() -> u64 {
@@ -42,87 +45,6 @@ pub fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
-}
-
-/// The public seed of a run: the in-memory driver's for a simulation seed, else the SHA-256
-/// of the task id and every registered key in index order (fixed once registration closed,
-/// so every client can recompute it and the roles it selects).
-pub fn public_seed(spec: &TaskSpec, task: &[u8; 16], keys: &[PublicKey]) -> [u8; 32] {
-    if let Some(s) = spec.sim_seed {
-        return blanket_protocol::driver::run_id_and_seed(s).1;
-    }
-    let mut h = Sha256::new();
-    h.update(b"blanket/relay/v1/seed");
-    h.update(task);
-    for k in keys {
-        h.update(k.to_bytes());
-    }
-    h.finalize().into()
-}
-
-/// The budget a task's releases are charged to: its own (with a protocol), or the one of
-/// the task it continues (looked up by `spec_of`).
-fn ledger_of(
-    task: [u8; 16],
-    spec: &TaskSpec,
-    spec_of: impl Fn(&[u8; 16]) -> Option<TaskSpec>,
-) -> Result<Option<Ledger>, Rejection> {
-    if spec.protocol.is_none() {
-        return Ok(None);
-    }
-    let (holder, holder_spec) = match &spec.continues {
-        None => (task, spec.clone()),
-        Some(c) => {
-            let id = crate::wire::hex_decode(c)
-                .and_then(|b| <[u8; 16]>::try_from(b).ok())
-                .ok_or_else(|| {
-                    api_out_of_range("continues", "a relay task id (32 hex digits)", c)
-                })?;
-            let s = spec_of(&id).ok_or_else(|| {
-                api_out_of_range("continues", "the id of an existing relay task", c)
-            })?;
-            (id, s)
-        }
-    };
-    match (holder_spec.budget_eps, holder_spec.budget_delta) {
-        (Some(total_eps), Some(total_delta)) => Ok(Some(Ledger {
-            task: holder,
-            total_eps,
-            total_delta,
-        })),
-        _ => Err(api_out_of_range(
-            "continues",
-            "the id of a relay task holding a budget",
-            hex_encode(&holder),
-        )),
-    }
-}
-
-/// What one release of `plan` is charged: its certified epsilon, and its certified delta
-/// plus the probability 2^-sigma that the shuffle is not private (rounded up). Without a
-/// certified guarantee, more than any budget.
-fn charge_of(plan: &blanket_protocol::release::HistogramRelease, spec: &TaskSpec) -> (f64, f64) {
-    match &plan.cal.certified {
-        Some(g) => (g.epsilon, api::one_release_delta(g.delta, spec.sigma)),
-        None => (f64::INFINITY, 1.0),
-    }
-}
-
-fn settled_of(s: store::Settlement) -> Option<Settled> {
-    match s {
-        store::Settlement::Released(b) => serde_json::from_str(&b).ok().map(Settled::Released),
-        store::Settlement::Refused(p) => serde_json::from_str(&p).ok().map(Settled::Refused),
-    }
-}
-
-/// a - b rounded down (never below 0): the budget left is never overstated.
-fn sub_down(a: f64, b: f64) -> f64 {
-    let nb = -b;
-    let s = a + nb;
-    let bb = s - a;
-    let err = (a - (s - bb)) + (nb - bb);
-    let s = if err < 0.0 { s.next_down() } else { s };
-    s.max(0.0)
 }
 
 fn api_out_of_range(field: &str, allowed: &str, value: impl ToString) -> Rejection {
@@ -146,245 +68,6 @@ pub fn refusal_reason(r: &RelayRefusal) -> &'static str {
         RelayRefusal::Equivocation { .. } => "equivocation",
         RelayRefusal::WrongKind { .. } => "wrong-kind",
         RelayRefusal::Closed => "run-over",
-    }
-}
-
-struct RunState {
-    keys: Vec<Option<PublicKey>>,
-    registered: u32,
-    relay: Option<Relay>,
-    /// Per client, the relay's messages to it in order (message k is `outbox[i][k-1]`).
-    outbox: Vec<Vec<Vec<u8>>>,
-    /// Per client, the last request number accepted.
-    last_seq: Vec<u64>,
-    log_len: u64,
-    result: Option<Result<RunOutput, String>>,
-    /// A log write failed after the state changed in memory: the in-memory state is ahead
-    /// of the database, so this run answers 503 until the process restarts (and replays).
-    broken: Option<String>,
-    /// A driver task runs this run.
-    driving: bool,
-    /// How the release was settled on the ledger (with a protocol, once delivered).
-    settled: Option<Settled>,
-}
-
-/// A run's release as settled on the ledger.
-#[derive(Debug, Clone)]
-enum Settled {
-    Released(ReleaseJson),
-    Refused(crate::Problem),
-}
-
-/// The budget a run's release is charged to: the ledger of task `task` (the run itself, or
-/// the task it continues), with its totals.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ledger {
-    /// The task holding the budget.
-    pub task: [u8; 16],
-    /// Total epsilon.
-    pub total_eps: f64,
-    /// Total delta.
-    pub total_delta: f64,
-}
-
-impl RunState {
-    fn finished(&self) -> bool {
-        self.result.is_some()
-    }
-
-    fn deliver(&mut self, out: Vec<Outgoing>) {
-        for o in out {
-            if let Some(b) = self.outbox.get_mut(o.to as usize) {
-                b.push(o.bytes);
-            }
-        }
-    }
-
-    fn apply_step(&mut self, step: Result<Step, RelayError>) {
-        match step {
-            Ok(Step::Send(out)) => self.deliver(out),
-            Ok(Step::Done(o)) => self.result = Some(Ok(o)),
-            Err(e) => self.result = Some(Err(e.to_string())),
-        }
-    }
-}
-
-/// One run.
-pub struct RunHandle {
-    task: [u8; 16],
-    spec: TaskSpec,
-    params: ProtocolParams,
-    /// The task's DP protocol, calibrated at creation (its randomizer and its release).
-    plan: Option<blanket_protocol::release::HistogramRelease>,
-    /// The budget its release is charged to (with a protocol).
-    ledger: Option<Ledger>,
-    state: Arc<Mutex<RunState>>,
-    inbound: Notify,
-    outbound: watch::Sender<u64>,
-}
-
-impl RunHandle {
-    fn new(
-        task: [u8; 16],
-        spec: TaskSpec,
-        params: ProtocolParams,
-        plan: Option<blanket_protocol::release::HistogramRelease>,
-        ledger: Option<Ledger>,
-    ) -> Self {
-        let n = params.clients as usize;
-        RunHandle {
-            task,
-            spec,
-            params,
-            plan,
-            ledger,
-            state: Arc::new(Mutex::new(RunState {
-                keys: vec![None; n],
-                registered: 0,
-                relay: None,
-                outbox: vec![Vec::new(); n],
-                last_seq: vec![0; n],
-                log_len: 0,
-                result: None,
-                broken: None,
-                driving: false,
-                settled: None,
-            })),
-            inbound: Notify::new(),
-            outbound: watch::channel(0).0,
-        }
-    }
-
-    fn bump(&self) {
-        self.outbound.send_modify(|v| *v += 1);
-    }
-
-    /// Builds the relay from the registered keys (registration complete).
-    fn make_relay(&self, st: &RunState) -> Result<Relay, Rejection> {
-        let keys: Vec<PublicKey> = st.keys.iter().flatten().copied().collect();
-        let seed = public_seed(&self.spec, &self.task, &keys);
-        Relay::new(
-            self.params,
-            self.task,
-            seed,
-            keys,
-            self.spec.round_timeout_ms,
-        )
-        .map_err(|e| Rejection::Infeasible(e.to_string()))
-    }
-
-    /// Applies one logged input (replay).
-    fn replay(&self, st: &mut RunState, e: LogEntry) -> Result<(), Rejection> {
-        match e {
-            LogEntry::Start { at_ms } => {
-                let mut relay = self.make_relay(st)?;
-                let out = relay.start(at_ms);
-                st.relay = Some(relay);
-                st.deliver(out);
-            }
-            LogEntry::Receive {
-                client,
-                client_seq,
-                body,
-                ..
-            } => {
-                let relay = st
-                    .relay
-                    .as_mut()
-                    .ok_or_else(|| Rejection::Storage("relay log: receive before start".into()))?;
-                let _ = relay.receive(client, &body);
-                if let Some(s) = st.last_seq.get_mut(client as usize) {
-                    *s = (*s).max(client_seq);
-                }
-            }
-            LogEntry::Advance { at_ms } => {
-                let relay = st
-                    .relay
-                    .as_mut()
-                    .ok_or_else(|| Rejection::Storage("relay log: advance before start".into()))?;
-                let step = relay.advance(at_ms);
-                st.apply_step(step);
-            }
-        }
-        st.log_len += 1;
-        Ok(())
-    }
-
-    /// The status JSON.
-    pub async fn status(&self) -> TaskStatus {
-        let st = self.state.lock().await;
-        let p = &self.params;
-        let derived = Derived {
-            committee: p.committee,
-            threshold: p.threshold,
-            chain: p.chain,
-            backups: p.backups,
-            lanes: p.lanes,
-        };
-        let (phase, round, deadline_ms, cheaters, silent) = match &st.relay {
-            None => ("registering".to_string(), 0, 0, Vec::new(), Vec::new()),
-            Some(r) => (
-                format!("{:?}", r.phase()),
-                r.round(),
-                r.deadline(),
-                r.cheaters().iter().map(CheaterJson::from).collect(),
-                r.silent()
-                    .iter()
-                    .map(|(c, ph)| SilentJson {
-                        client: *c,
-                        phase: format!("{ph:?}"),
-                    })
-                    .collect(),
-            ),
-        };
-        let released = matches!(st.settled, Some(Settled::Released(_)));
-        let withheld = self.plan.is_some() && !released;
-        let (delivered, error, output) = match &st.result {
-            Some(Ok(o)) => (
-                true,
-                None,
-                Some(OutputJson {
-                    messages: if withheld {
-                        Vec::new()
-                    } else {
-                        o.messages.clone()
-                    },
-                    messages_withheld: withheld,
-                    undecodable: o.undecodable,
-                    accepted_clients: o.accepted_clients.clone(),
-                    shufflers: o.shufflers.clone(),
-                    decryptors: o.decryptors.clone(),
-                }),
-            ),
-            Some(Err(e)) => (false, Some(e.clone()), None),
-            None => (false, st.broken.clone(), None),
-        };
-        TaskStatus {
-            task: hex_encode(&self.task),
-            spec: self.spec.clone(),
-            derived,
-            registered: st.registered,
-            phase,
-            round,
-            deadline_ms,
-            finished: st.finished(),
-            delivered,
-            error,
-            cheaters,
-            silent,
-            output,
-            log_entries: st.log_len,
-            randomizer: self.plan.as_ref().map(release::randomizer_json),
-            release: match &st.settled {
-                Some(Settled::Released(r)) => Some(r.clone()),
-                _ => None,
-            },
-            budget: None,
-            release_refused: match &st.settled {
-                Some(Settled::Refused(p)) => Some(p.clone()),
-                _ => None,
-            },
-        }
     }
 }
 
@@ -590,96 +273,9 @@ impl RelayService {
         }
         let mut status = h.status().await;
         if let Some(l) = h.ledger {
-            let spent = self.store.ledger_spent(l.task).await?;
-            let (spent_eps, spent_delta) = crate::release::composed(&spent);
-            status.budget = Some(LedgerJson {
-                task: hex_encode(&l.task),
-                releases: spent.len() as u64,
-                spent_eps,
-                spent_delta,
-                total_eps: l.total_eps,
-                total_delta: l.total_delta,
-                remaining_eps: sub_down(l.total_eps, spent_eps),
-                remaining_delta: sub_down(l.total_delta, spent_delta),
-            });
+            status.budget = Some(self.budget_json(l).await?);
         }
         Ok(status)
-    }
-
-    /// Settles a delivered run's release on its ledger, once: read back if it was settled
-    /// (before a restart), else charged (`Store::charge_ledger`, the analyzer's path) or
-    /// refused (`budget-exhausted`, recorded). A storage error leaves it unsettled, retried
-    /// by the next status request.
-    async fn settle(&self, h: &RunHandle, st: &mut RunState) {
-        if st.settled.is_some() {
-            return;
-        }
-        let (Some(plan), Some(ledger), Some(Ok(out))) = (&h.plan, h.ledger, &st.result) else {
-            return;
-        };
-        match self.store.relay_settlement(h.task).await {
-            Ok(Some(s)) => {
-                st.settled = settled_of(s);
-                return;
-            }
-            Ok(None) => {}
-            Err(_) => return,
-        }
-        let rel = release::release_json(plan, &h.spec, &h.params, out);
-        let (eps, delta) = charge_of(plan, &h.spec);
-        let mut done = None;
-        let r = self
-            .store
-            .charge_ledger(
-                ledger.task,
-                crate::store::Spender::RelayRun(h.task),
-                rel.reports,
-                eps,
-                delta,
-                crate::http::now_unix(),
-                |spent, rid| {
-                    let mut r = rel.clone();
-                    r.release_id = Some(rid);
-                    r.budget = Some(crate::release::charge_within(
-                        ledger.total_eps,
-                        ledger.total_delta,
-                        spent,
-                        eps,
-                        delta,
-                    )?);
-                    let body =
-                        serde_json::to_string(&r).map_err(|e| Rejection::Storage(e.to_string()))?;
-                    done = Some(r);
-                    Ok(body)
-                },
-            )
-            .await;
-        match r {
-            Ok(_) => st.settled = done.map(Settled::Released),
-            Err(e @ Rejection::BudgetExhausted(_)) => {
-                let p = e.problem();
-                let Ok(json) = serde_json::to_string(&p) else {
-                    return;
-                };
-                if self
-                    .store
-                    .refuse_relay_release(h.task, ledger.task, &json)
-                    .await
-                    .is_ok()
-                {
-                    // Another settlement may have won the race: read back what is stored.
-                    if let Ok(Some(s)) = self.store.relay_settlement(h.task).await {
-                        st.settled = settled_of(s);
-                    }
-                }
-            }
-            Err(Rejection::Duplicate(_)) => {
-                if let Ok(Some(s)) = self.store.relay_settlement(h.task).await {
-                    st.settled = settled_of(s);
-                }
-            }
-            Err(_) => {}
-        }
     }
 
     /// Registers a key; the run starts when the last key arrives.
@@ -950,22 +546,5 @@ impl RelayService {
                 _ => return Ok(None),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sub_down;
-
-    #[test]
-    fn budget_left_rounds_down() {
-        assert_eq!(sub_down(3.0, 1.0), 2.0);
-        assert_eq!(sub_down(1.0, 2.0), 0.0);
-        // 1 - 2^-60 rounds to 1 in f64: moved down.
-        assert_eq!(sub_down(1.0, 2f64.powi(-60)), 1.0f64.next_down());
-        // 0.3 - 0.1 = 0.19999999999999998 (below the exact 0.2 of these doubles? kept only if
-        // not above the exact difference).
-        let r = sub_down(0.3, 0.1);
-        assert!(r <= 0.3 - 0.1 && r >= (0.3f64 - 0.1).next_down());
     }
 }

@@ -242,6 +242,7 @@ fn compare_sum_json_keys() {
         [
             "scalar-sum",
             "ikos-sum",
+            "ikos-sum-alternating",
             "central-discrete-laplace",
             "local-randomized-response"
         ]
@@ -254,16 +255,35 @@ fn compare_sum_json_keys() {
             "messages_per_user",
             "bytes_per_user",
             "trust",
+            "reason",
         ] {
             assert!(r.get(key).is_some(), "missing {key} in {r}");
         }
         assert!(r["predicted_mse"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["reason"].is_null(), "{r}");
     }
     // IKOS is within a constant of the central model; local RR is far worse.
     let mse = |i: usize| rows[i]["predicted_mse"].as_f64().unwrap();
-    assert!(mse(1) < 3.0 * mse(2));
-    assert!(mse(3) > 10.0 * mse(1));
+    assert!(mse(1) < 3.0 * mse(3));
+    assert!(mse(4) > 10.0 * mse(1));
     assert!(rows[1]["messages_per_user"].as_u64().unwrap() >= 2);
+    // n = 400 = 20 x 20: the A^2_pi row has the same noise (same predicted MSE), its own
+    // certified m (never fewer shares than the uniform shuffle), its own trust, and an
+    // observed error from the real alternating shuffler.
+    let (uni, alt) = (&rows[1], &rows[2]);
+    assert_eq!(alt["predicted_mse"], uni["predicted_mse"]);
+    let m_alt = alt["messages_per_user"].as_u64().unwrap();
+    assert!(m_alt >= uni["messages_per_user"].as_u64().unwrap(), "{alt}");
+    assert!(alt["trust"].as_str().unwrap().contains("A^2_pi"), "{alt}");
+    assert_ne!(alt["trust"], uni["trust"]);
+    assert!(alt["observed_mse"].as_f64().unwrap() >= 0.0, "{alt}");
+    assert!(alt["note"].as_str().unwrap().contains("20 x 20"), "{alt}");
+    // The same m as `simulate ikos-sum --shuffler alternating` at these parameters.
+    let sim = json(&[
+        "simulate", "ikos-sum", "--n", "400", "--eps", "1", "--delta", "1e-6", "--reps", "1",
+        "--shuffler", "alternating", "--json",
+    ]);
+    assert_eq!(sim["calibration"]["m"].as_u64(), Some(m_alt));
 }
 
 #[test]

@@ -187,7 +187,7 @@ fn calibrate_ikos_sum_at_large_n() {
 /// `simulate ikos-sum --shuffler alternating` runs over A^2_pi with the certified share count
 /// (n = 400 = 20 x 20): the sum is exact whatever the shuffle, so the error matches the same
 /// prediction as under a uniform shuffle (200 repetitions: relative sd about 0.16, accepted
-/// 0.5..=1.4); m is at least the uniform count; a ragged n exits 2 naming --n.
+/// 0.5..=1.4); m is at least the uniform count; a ragged n runs with the ragged bound.
 #[test]
 fn alternating_shuffler_runs_with_certified_share_count() {
     let base = [
@@ -214,20 +214,29 @@ fn alternating_shuffler_runs_with_certified_share_count() {
         (0.5..=1.4).contains(&ratio),
         "observed / predicted = {ratio}"
     );
-    fails_code(
-        2,
-        &[
-            "simulate",
-            "ikos-sum",
-            "--n",
-            "1000",
-            "--eps",
-            "1",
-            "--shuffler",
-            "alternating",
-        ],
-        "--n 1000",
-    );
+    // A ragged n (1000: 32 x 32 with a last row of 8) runs too, with the ragged bound's m.
+    let ragged = json(&[
+        "simulate",
+        "ikos-sum",
+        "--n",
+        "1000",
+        "--eps",
+        "1",
+        "--sigma",
+        "30",
+        "--reps",
+        "2",
+        "--shuffler",
+        "alternating",
+        "--json",
+    ]);
+    assert_eq!(ragged["shuffler"], "alternating");
+    assert!(ragged["calibration"]["assumes"]
+        .as_str()
+        .unwrap()
+        .contains("ragged"));
+    let m_ragged = ragged["calibration"]["m"].as_u64().unwrap();
+    assert!(m_ragged >= m_alt, "{m_ragged} < {m_alt}");
 }
 
 #[test]
@@ -280,8 +289,19 @@ fn compare_sum_json_keys() {
     assert!(alt["note"].as_str().unwrap().contains("20 x 20"), "{alt}");
     // The same m as `simulate ikos-sum --shuffler alternating` at these parameters.
     let sim = json(&[
-        "simulate", "ikos-sum", "--n", "400", "--eps", "1", "--delta", "1e-6", "--reps", "1",
-        "--shuffler", "alternating", "--json",
+        "simulate",
+        "ikos-sum",
+        "--n",
+        "400",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "1",
+        "--shuffler",
+        "alternating",
+        "--json",
     ]);
     assert_eq!(sim["calibration"]["m"].as_u64(), Some(m_alt));
 }
@@ -319,6 +339,16 @@ fn compare_sum_bad_input_and_plot() {
         "--json",
     ]);
     assert_eq!(v["n"], 200);
+    // n = 200 is ragged (15 x 15, last row of 4): the A^2_pi row has a certified m (ragged
+    // bound) and says so.
+    let alt = &v["protocols"][2];
+    assert_eq!(alt["name"], "ikos-sum-alternating");
+    assert!(alt["messages_per_user"].as_u64().unwrap() >= 2, "{alt}");
+    assert!(alt["reason"].is_null(), "{alt}");
+    assert!(
+        alt["note"].as_str().unwrap().contains("ragged last row of"),
+        "{alt}"
+    );
     let bytes = std::fs::read(&png).expect("plot written");
     assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
 }

@@ -177,7 +177,7 @@ pub enum IkosShuffler {
     #[default]
     Uniform,
     /// The alternating shuffler A^2_pi: m instances sharing a public placement pi, share
-    /// count from `m_required_alternating` (rectangular n = h w only; `simulate ikos-sum`).
+    /// count from `m_required_alternating` (any n, a ragged last row included; `simulate ikos-sum`).
     Alternating,
 }
 
@@ -205,7 +205,7 @@ pub struct SimIkosArgs {
 #[derive(Args)]
 pub struct SimIkosRunArgs {
     /// The shuffler: `uniform` (one shuffle of all n m shares) or `alternating` (A^2_pi, m
-    /// instances sharing pi; certified share count for n = h w; ikos-sum only).
+    /// instances sharing pi; certified share count for any n; ikos-sum only).
     #[arg(long, value_enum, default_value_t)]
     pub shuffler: IkosShuffler,
     /// Repetitions of the whole protocol on the same data.

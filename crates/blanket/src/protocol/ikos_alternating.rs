@@ -418,8 +418,15 @@ mod tests {
             let law = law_of_q_layout(w, n);
             assert!((law.values().sum::<f64>() - 1.0).abs() < 1e-12);
             let last = n - 1;
-            let fixed: f64 = law.iter().filter(|(p, _)| p[last] == last).map(|(_, p)| p).sum();
-            assert!((fixed - 1.0 / (r * h) as f64).abs() < 1e-12, "n={n}: {fixed}");
+            let fixed: f64 = law
+                .iter()
+                .filter(|(p, _)| p[last] == last)
+                .map(|(_, p)| p)
+                .sum();
+            assert!(
+                (fixed - 1.0 / (r * h) as f64).abs() < 1e-12,
+                "n={n}: {fixed}"
+            );
             let mat = transition_matrix_layout(w, n, q);
             for m in 2..=10u32 {
                 let full: f64 = mat.iter().flatten().map(|p| p.powi(m as i32)).sum();
@@ -433,7 +440,9 @@ mod tests {
                     q1.ln(),
                 )
                 .exp();
-                eprintln!("n={n} ({h}x{w}, r={r}) q={q} m={m}: exact {exact:.6}, certified {bound:.6}");
+                eprintln!(
+                    "n={n} ({h}x{w}, r={r}) q={q} m={m}: exact {exact:.6}, certified {bound:.6}"
+                );
                 assert!(exact <= bound, "n={n} q={q} m={m}: {exact} > {bound}");
                 if bound < 1.0 {
                     informative += 1;

@@ -269,6 +269,7 @@ fn log_sum_exp(terms: &[f64]) -> f64 {
 
 /// ln of the certified upper bound E on E[q^(C-1)] - 1 for an h x w grid, m shares and
 /// modulus q (given as ln(q - 1) and q - 1). -inf when no labelling is non-constant.
+#[cfg(test)]
 pub(crate) fn ln_excess_bound(h: u64, w: u64, m: u32, q1: f64, ln_q1: f64) -> f64 {
     ln_excess_bound_layout(w, h * w, m, q1, ln_q1)
 }
@@ -472,7 +473,10 @@ mod tests {
                 let m = m_required_alternating(n, q(bits), sigma).unwrap();
                 let d = alternating_distance_bound_log2(n, m, q(bits)).unwrap();
                 let below = alternating_distance_bound_log2(n, m - 1, q(bits)).unwrap();
-                assert!(d <= -f64::from(sigma) && below > -f64::from(sigma), "n={n}: {d} {below}");
+                assert!(
+                    d <= -f64::from(sigma) && below > -f64::from(sigma),
+                    "n={n}: {d} {below}"
+                );
                 assert!(m >= crate::protocol::m_required(n, q(bits), sigma).unwrap());
                 // A short-row cell has Pr[Q(i) = i] = 1/(r h) (h = F + 1), not 1/n: the
                 // bound keeps its s = 1 term, at least r (q - 1) (r h)^-(m - 1).
@@ -480,7 +484,10 @@ mod tests {
                 let lead = (f64::from(bits) + (r as f64).log2()
                     - f64::from(m - 1) * ((r * h) as f64).log2())
                     / 2.0;
-                assert!(d >= lead - 1e-6, "n={n}: {d} below the short-row term {lead}");
+                assert!(
+                    d >= lead - 1e-6,
+                    "n={n}: {d} below the short-row term {lead}"
+                );
             }
         }
         // A one-cell short row: n = 100 * 101 + 1 gives w = h = 101, r = 1.
@@ -489,6 +496,7 @@ mod tests {
         assert_eq!((l.height(), l.width()), (101, 101));
         let m_ragged = m_required_alternating(n, q(32), 40).unwrap();
         let m_square = m_required_alternating(100 * 100, q(32), 40).unwrap();
+        eprintln!("n = {n}: m = {m_ragged}; 100 x 100: m = {m_square}");
         assert!(m_ragged > m_square, "{m_ragged} vs {m_square}");
     }
 

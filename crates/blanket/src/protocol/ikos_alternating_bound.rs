@@ -173,6 +173,9 @@ impl Grid {
 
     /// P(k) = sum_{i < k} min(0, ln((r - i)(F + 1)) - ln(w F)) for the ragged row (k <= r),
     /// rounded down: ln (r - i0)! - ln (r - k)! + (k - i0)(ln(F + 1) - ln(w F)) for k > i0.
+    /// Rounding: `LnFact` here omits Stirling's remainder (a lower value of ln k!, short by
+    /// less than 1/(1260 k^5) < 1e-15 for k >= 256), right for the + ln (r - i0)! and short
+    /// for the - ln (r - k)!; `down()`'s 1e-12 covers that and the float error.
     fn ln_penalty(&self, g: &Ragged, k: f64) -> f64 {
         if k <= g.i0 {
             return 0.0;

@@ -453,6 +453,51 @@ fn calibrate_ikos_histogram_and_vector() {
     );
 }
 
+/// The histogram run of `simulate_ikos_histogram_matches_prediction` (also over A^2_pi).
+const HIST_RUN: [&str; 15] = [
+    "simulate",
+    "ikos-histogram",
+    "--n",
+    "500",
+    "--domain",
+    "4",
+    "--eps",
+    "1",
+    "--sigma",
+    "20",
+    "--reps",
+    "300",
+    "--seed",
+    "11",
+    "--json",
+];
+
+/// The data of the vector run: two coordinates with f = 0.25 at p = 15, one with f = 0.
+const VECTOR_CSV: &str = "0.55,0.2,0.55\n0.55,0.2,0.55\n";
+
+/// The vector run of `simulate_ikos_vector_matches_prediction` on the CSV at `path`.
+fn vector_run(path: &str) -> Vec<&str> {
+    vec![
+        "simulate",
+        "ikos-vector",
+        "--n",
+        "200",
+        "--d",
+        "3",
+        "--eps",
+        "3",
+        "--sigma",
+        "20",
+        "--data",
+        path,
+        "--reps",
+        "300",
+        "--seed",
+        "5",
+        "--json",
+    ]
+}
+
 /// `simulate ikos-histogram`: d coordinate instances, one uniform shuffle each. The counts
 /// are exact, so the predicted MSE (d discrete Laplace variances) is the exact expected
 /// squared error. One repetition's squared error is a sum of d = 4 squared near-Laplace
@@ -460,23 +505,7 @@ fn calibrate_ikos_histogram_and_vector() {
 /// 0.065; we accept 0.75 <= ratio <= 1.25 (almost 4 sd).
 #[test]
 fn simulate_ikos_histogram_matches_prediction() {
-    let v = json(&[
-        "simulate",
-        "ikos-histogram",
-        "--n",
-        "500",
-        "--domain",
-        "4",
-        "--eps",
-        "1",
-        "--sigma",
-        "20",
-        "--reps",
-        "300",
-        "--seed",
-        "11",
-        "--json",
-    ]);
+    let v = json(&HIST_RUN);
     for key in [
         "mse",
         "mse_ci95",
@@ -517,26 +546,8 @@ fn simulate_ikos_histogram_matches_prediction() {
 /// repetitions of a sum of d = 3 squared errors).
 #[test]
 fn simulate_ikos_vector_matches_prediction() {
-    let f = temp_file("ikos-vectors.csv", "0.55,0.2,0.55\n0.55,0.2,0.55\n");
-    let v = json(&[
-        "simulate",
-        "ikos-vector",
-        "--n",
-        "200",
-        "--d",
-        "3",
-        "--eps",
-        "3",
-        "--sigma",
-        "20",
-        "--data",
-        f.to_str().unwrap(),
-        "--reps",
-        "300",
-        "--seed",
-        "5",
-        "--json",
-    ]);
+    let f = temp_file("ikos-vectors.csv", VECTOR_CSV);
+    let v = json(&vector_run(f.to_str().unwrap()));
     assert_eq!(v["protocol"], "ikos-vector");
     assert_eq!(v["n"], 200);
     assert_eq!(v["d"], 3);
@@ -701,45 +712,10 @@ fn large_n_calibrations_and_tiny_epsilon() {
 /// ragged layouts).
 #[test]
 fn ikos_histogram_and_vector_over_alternating() {
-    let f = temp_file("ikos-vectors-alt.csv", "0.55,0.2,0.55\n0.55,0.2,0.55\n");
-    let hist = [
-        "simulate",
-        "ikos-histogram",
-        "--n",
-        "500",
-        "--domain",
-        "4",
-        "--eps",
-        "1",
-        "--sigma",
-        "20",
-        "--reps",
-        "300",
-        "--seed",
-        "11",
-        "--json",
-    ];
-    let vec_args = [
-        "simulate",
-        "ikos-vector",
-        "--n",
-        "200",
-        "--d",
-        "3",
-        "--eps",
-        "3",
-        "--sigma",
-        "20",
-        "--data",
-        f.to_str().unwrap(),
-        "--reps",
-        "300",
-        "--seed",
-        "5",
-        "--json",
-    ];
+    let f = temp_file("ikos-vectors-alt.csv", VECTOR_CSV);
+    let vec_args = vector_run(f.to_str().unwrap());
     for (base, dim, band) in [
-        (&hist[..], 4u64, 0.75..=1.25),
+        (&HIST_RUN[..], 4u64, 0.75..=1.25),
         (&vec_args[..], 3, 0.7..=1.3),
     ] {
         let mut uni_args = base.to_vec();

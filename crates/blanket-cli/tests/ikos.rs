@@ -187,7 +187,7 @@ fn calibrate_ikos_sum_at_large_n() {
 /// `simulate ikos-sum --shuffler alternating` runs over A^2_pi with the certified share count
 /// (n = 400 = 20 x 20): the sum is exact whatever the shuffle, so the error matches the same
 /// prediction as under a uniform shuffle (200 repetitions: relative sd about 0.16, accepted
-/// 0.5..=1.4); m is at least the uniform count; a ragged n exits 2 naming --n.
+/// 0.5..=1.4); m is at least the uniform count; a ragged n runs with the ragged bound.
 #[test]
 fn alternating_shuffler_runs_with_certified_share_count() {
     let base = [
@@ -214,20 +214,29 @@ fn alternating_shuffler_runs_with_certified_share_count() {
         (0.5..=1.4).contains(&ratio),
         "observed / predicted = {ratio}"
     );
-    fails_code(
-        2,
-        &[
-            "simulate",
-            "ikos-sum",
-            "--n",
-            "1000",
-            "--eps",
-            "1",
-            "--shuffler",
-            "alternating",
-        ],
-        "--n 1000",
-    );
+    // A ragged n (1000: 32 x 32 with a last row of 8) runs too, with the ragged bound's m.
+    let ragged = json(&[
+        "simulate",
+        "ikos-sum",
+        "--n",
+        "1000",
+        "--eps",
+        "1",
+        "--sigma",
+        "30",
+        "--reps",
+        "2",
+        "--shuffler",
+        "alternating",
+        "--json",
+    ]);
+    assert_eq!(ragged["shuffler"], "alternating");
+    assert!(ragged["calibration"]["assumes"]
+        .as_str()
+        .unwrap()
+        .contains("ragged"));
+    let m_ragged = ragged["calibration"]["m"].as_u64().unwrap();
+    assert!(m_ragged >= m_alt, "{m_ragged} < {m_alt}");
 }
 
 #[test]
@@ -242,6 +251,7 @@ fn compare_sum_json_keys() {
         [
             "scalar-sum",
             "ikos-sum",
+            "ikos-sum-alternating",
             "central-discrete-laplace",
             "local-randomized-response"
         ]
@@ -254,16 +264,46 @@ fn compare_sum_json_keys() {
             "messages_per_user",
             "bytes_per_user",
             "trust",
+            "reason",
         ] {
             assert!(r.get(key).is_some(), "missing {key} in {r}");
         }
         assert!(r["predicted_mse"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["reason"].is_null(), "{r}");
     }
     // IKOS is within a constant of the central model; local RR is far worse.
     let mse = |i: usize| rows[i]["predicted_mse"].as_f64().unwrap();
-    assert!(mse(1) < 3.0 * mse(2));
-    assert!(mse(3) > 10.0 * mse(1));
+    assert!(mse(1) < 3.0 * mse(3));
+    assert!(mse(4) > 10.0 * mse(1));
     assert!(rows[1]["messages_per_user"].as_u64().unwrap() >= 2);
+    // n = 400 = 20 x 20: the A^2_pi row has the same noise (same predicted MSE), its own
+    // certified m (never fewer shares than the uniform shuffle), its own trust, and an
+    // observed error from the real alternating shuffler.
+    let (uni, alt) = (&rows[1], &rows[2]);
+    assert_eq!(alt["predicted_mse"], uni["predicted_mse"]);
+    let m_alt = alt["messages_per_user"].as_u64().unwrap();
+    assert!(m_alt >= uni["messages_per_user"].as_u64().unwrap(), "{alt}");
+    assert!(alt["trust"].as_str().unwrap().contains("A^2_pi"), "{alt}");
+    assert_ne!(alt["trust"], uni["trust"]);
+    assert!(alt["observed_mse"].as_f64().unwrap() >= 0.0, "{alt}");
+    assert!(alt["note"].as_str().unwrap().contains("20 x 20"), "{alt}");
+    // The same m as `simulate ikos-sum --shuffler alternating` at these parameters.
+    let sim = json(&[
+        "simulate",
+        "ikos-sum",
+        "--n",
+        "400",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "1",
+        "--shuffler",
+        "alternating",
+        "--json",
+    ]);
+    assert_eq!(sim["calibration"]["m"].as_u64(), Some(m_alt));
 }
 
 #[test]
@@ -299,6 +339,16 @@ fn compare_sum_bad_input_and_plot() {
         "--json",
     ]);
     assert_eq!(v["n"], 200);
+    // n = 200 is ragged (15 x 15, last row of 4): the A^2_pi row has a certified m (ragged
+    // bound) and says so.
+    let alt = &v["protocols"][2];
+    assert_eq!(alt["name"], "ikos-sum-alternating");
+    assert!(alt["messages_per_user"].as_u64().unwrap() >= 2, "{alt}");
+    assert!(alt["reason"].is_null(), "{alt}");
+    assert!(
+        alt["note"].as_str().unwrap().contains("ragged last row of"),
+        "{alt}"
+    );
     let bytes = std::fs::read(&png).expect("plot written");
     assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
 }
@@ -403,6 +453,51 @@ fn calibrate_ikos_histogram_and_vector() {
     );
 }
 
+/// The histogram run of `simulate_ikos_histogram_matches_prediction` (also over A^2_pi).
+const HIST_RUN: [&str; 15] = [
+    "simulate",
+    "ikos-histogram",
+    "--n",
+    "500",
+    "--domain",
+    "4",
+    "--eps",
+    "1",
+    "--sigma",
+    "20",
+    "--reps",
+    "300",
+    "--seed",
+    "11",
+    "--json",
+];
+
+/// The data of the vector run: two coordinates with f = 0.25 at p = 15, one with f = 0.
+const VECTOR_CSV: &str = "0.55,0.2,0.55\n0.55,0.2,0.55\n";
+
+/// The vector run of `simulate_ikos_vector_matches_prediction` on the CSV at `path`.
+fn vector_run(path: &str) -> Vec<&str> {
+    vec![
+        "simulate",
+        "ikos-vector",
+        "--n",
+        "200",
+        "--d",
+        "3",
+        "--eps",
+        "3",
+        "--sigma",
+        "20",
+        "--data",
+        path,
+        "--reps",
+        "300",
+        "--seed",
+        "5",
+        "--json",
+    ]
+}
+
 /// `simulate ikos-histogram`: d coordinate instances, one uniform shuffle each. The counts
 /// are exact, so the predicted MSE (d discrete Laplace variances) is the exact expected
 /// squared error. One repetition's squared error is a sum of d = 4 squared near-Laplace
@@ -410,23 +505,7 @@ fn calibrate_ikos_histogram_and_vector() {
 /// 0.065; we accept 0.75 <= ratio <= 1.25 (almost 4 sd).
 #[test]
 fn simulate_ikos_histogram_matches_prediction() {
-    let v = json(&[
-        "simulate",
-        "ikos-histogram",
-        "--n",
-        "500",
-        "--domain",
-        "4",
-        "--eps",
-        "1",
-        "--sigma",
-        "20",
-        "--reps",
-        "300",
-        "--seed",
-        "11",
-        "--json",
-    ]);
+    let v = json(&HIST_RUN);
     for key in [
         "mse",
         "mse_ci95",
@@ -467,26 +546,8 @@ fn simulate_ikos_histogram_matches_prediction() {
 /// repetitions of a sum of d = 3 squared errors).
 #[test]
 fn simulate_ikos_vector_matches_prediction() {
-    let f = temp_file("ikos-vectors.csv", "0.55,0.2,0.55\n0.55,0.2,0.55\n");
-    let v = json(&[
-        "simulate",
-        "ikos-vector",
-        "--n",
-        "200",
-        "--d",
-        "3",
-        "--eps",
-        "3",
-        "--sigma",
-        "20",
-        "--data",
-        f.to_str().unwrap(),
-        "--reps",
-        "300",
-        "--seed",
-        "5",
-        "--json",
-    ]);
+    let f = temp_file("ikos-vectors.csv", VECTOR_CSV);
+    let v = json(&vector_run(f.to_str().unwrap()));
     assert_eq!(v["protocol"], "ikos-vector");
     assert_eq!(v["n"], 200);
     assert_eq!(v["d"], 3);
@@ -529,19 +590,6 @@ fn simulate_ikos_vector_and_histogram_bad_input() {
     );
     // n d m shares beyond what a simulation holds in memory.
     h(&["--n", "2e6", "--domain", "200", "--eps", "1"], "--n");
-    h(
-        &[
-            "--n",
-            "100",
-            "--domain",
-            "4",
-            "--eps",
-            "1",
-            "--shuffler",
-            "alternating",
-        ],
-        "--shuffler alternating",
-    );
     let bad = temp_file("ikos-bad-cat.csv", "0\n1\n7\n");
     h(
         &[
@@ -563,19 +611,6 @@ fn simulate_ikos_vector_and_histogram_bad_input() {
     v(&["--n", "100", "--d", "2000000", "--eps", "1"], "--d");
     v(&["--n", "100", "--d", "2", "--eps", "-1"], "--eps");
     v(&["--n", "1e7", "--d", "100", "--eps", "1"], "--n");
-    v(
-        &[
-            "--n",
-            "100",
-            "--d",
-            "2",
-            "--eps",
-            "1",
-            "--shuffler",
-            "alternating",
-        ],
-        "--shuffler alternating",
-    );
     let bad = temp_file("ikos-bad-vec.csv", "0.5,0.5\n0.5,1.5\n");
     v(
         &["--d", "2", "--eps", "1", "--data", bad.to_str().unwrap()],
@@ -667,4 +702,48 @@ fn large_n_calibrations_and_tiny_epsilon() {
         &["calibrate", "ikos-sum", "--n", "100", "--eps", "1e-12"],
         "--eps 1e-12 with --n 100: epsilon 1e-12 is too small for sensitivity p = 10",
     );
+}
+
+/// `simulate ikos-histogram|ikos-vector --shuffler alternating`: all d m instances through
+/// A^2_pi sharing pi, m certified per coordinate (at sigma + ceil(log2 d)), never below the
+/// uniform count, same q and delta; the sums are exact whatever the shuffle, so the observed
+/// error matches the same prediction as under uniform shuffles (the runs and tolerances of
+/// the two tests above: 300 repetitions, about 4 standard deviations; n = 500 and 200 are
+/// ragged layouts).
+#[test]
+fn ikos_histogram_and_vector_over_alternating() {
+    let f = temp_file("ikos-vectors-alt.csv", VECTOR_CSV);
+    let vec_args = vector_run(f.to_str().unwrap());
+    for (base, dim, band) in [
+        (&HIST_RUN[..], 4u64, 0.75..=1.25),
+        (&vec_args[..], 3, 0.7..=1.3),
+    ] {
+        let mut uni_args = base.to_vec();
+        uni_args[base.len() - 4] = "1"; // one repetition is enough for the uniform parameters
+        let uniform = json(&uni_args);
+        let mut args = base.to_vec();
+        args.extend_from_slice(&["--shuffler", "alternating"]);
+        let alt = json(&args);
+        let cmd = base[1];
+        assert_eq!(alt["shuffler"], "alternating", "{cmd}");
+        assert_eq!(uniform["shuffler"], "uniform", "{cmd}");
+        let (ca, cu) = (&alt["calibration"], &uniform["calibration"]);
+        assert!(
+            ca["m"].as_u64().unwrap() >= cu["m"].as_u64().unwrap(),
+            "{cmd}"
+        );
+        assert_eq!(ca["q"], cu["q"], "{cmd}");
+        assert_eq!(ca["delta"], cu["delta"], "{cmd}");
+        assert_eq!(ca["predicted_mse"], cu["predicted_mse"], "{cmd}");
+        assert!(ca["assumes"].as_str().unwrap().contains("A^2_pi"), "{cmd}");
+        assert_eq!(
+            ca["messages_per_user"].as_u64().unwrap(),
+            dim * ca["m"].as_u64().unwrap()
+        );
+        let ratio = alt["mse_ratio"].as_f64().unwrap();
+        assert!(
+            band.contains(&ratio),
+            "{cmd}: observed / predicted = {ratio}"
+        );
+    }
 }

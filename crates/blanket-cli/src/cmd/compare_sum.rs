@@ -39,7 +39,7 @@ pub struct CompareSumArgs {
     #[arg(long, value_enum, default_value_t)]
     pub accountant: AccountantChoice,
     /// Also write a PNG of predicted MSE against n (10^2 to 10^6, log axes) at this
-    /// (eps, delta) for the four protocols (e.g. docs/figures/compare_sum.png).
+    /// (eps, delta) for the five protocols (e.g. docs/figures/compare_sum.png).
     #[arg(long)]
     pub plot: Option<PathBuf>,
     /// Print JSON instead of a table.
@@ -65,6 +65,9 @@ pub struct ProtocolRow {
     pub trust: &'static str,
     /// Parameters, guarantee, or why the row is empty.
     pub note: String,
+    /// Why the row has no values (predicted, observed, messages and bytes all null), or null
+    /// when it has them: e.g. no certified share count over A^2_pi at this n.
+    pub reason: Option<String>,
 }
 
 /// What `compare sum` prints.
@@ -145,46 +148,26 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         bytes_per_user: Some(element_bytes(u128::from(k) + 1)),
         trust: "a uniform shuffler hides which user sent each message; analyzer untrusted",
         note,
+        reason: None,
     });
 
-    // IKOS sum over one uniform shuffle.
-    {
-        let sigma = sigma_for_delta(eps, a.delta)?;
-        let p = build(n, eps, sigma)?;
-        let c = IkosCalibration::of(&p.report());
-        let simulated =
-            n.saturating_mul(u64::from(c.m)) <= blanket::simulate::MAX_SHUFFLED_MESSAGES;
-        let observed = if simulated {
-            let mut sq = Vec::new();
-            for rep in 0..a.reps {
-                let est = ikos_repetition(&p, &values, &users, a.seed, rep)?;
-                sq.push((est - truth).powi(2));
-            }
-            Some(mean_ci(&sq).0)
-        } else {
-            None
-        };
-        rows.push(ProtocolRow {
-            name: "ikos-sum",
-            predicted_mse: Some(c.predicted_mse),
-            observed_mse: observed,
-            messages_per_user: Some(u64::from(c.m)),
-            bytes_per_user: Some(c.bytes_per_user),
-            trust: "one uniform shuffle of all n m shares; all n clients honest and present (their noise sums to the discrete Laplace); analyzer untrusted",
-            note: format!(
-                "p = {}, q = 2^{}, m = {}, sigma = {sigma}, delta = {}{}",
-                c.p,
-                c.q.trailing_zeros(),
-                c.m,
-                up(c.delta),
-                if simulated {
-                    ""
-                } else {
-                    "; not simulated (n m shares exceed the simulator's memory limit)"
-                }
-            ),
-        });
-    }
+    // IKOS sum over one uniform shuffle, then over the alternating shuffler A^2_pi.
+    let sigma = sigma_for_delta(eps, a.delta)?;
+    let uniform = build(n, eps, sigma)?;
+    rows.push(ikos_row(&uniform, sigma, &values, &users, truth, a)?);
+    rows.push(match uniform.over_alternating() {
+        Ok(alt) => ikos_row(&alt, sigma, &values, &users, truth, a)?,
+        Err(e) => ProtocolRow {
+            name: IKOS_ALTERNATING,
+            predicted_mse: None,
+            observed_mse: None,
+            messages_per_user: None,
+            bytes_per_user: None,
+            trust: ALTERNATING_TRUST,
+            note: format!("not available at n = {n}: {e}"),
+            reason: Some(e.to_string()),
+        },
+    });
 
     // Central discrete Laplace at precision p: the curator rounds p * (exact sum) to the
     // nearest integer (sensitivity p) and adds DLap(alpha), alpha >= e^(-eps/p).
@@ -209,6 +192,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         messages_per_user: Some(1),
         bytes_per_user: Some(8),
         trust: "a trusted curator sees every raw value",
+        reason: None,
         note: format!(
             "p = {p}, DLap(alpha = {alpha}) on round(p * sum): (eps, 0)-DP for sensitivity p; MSE <= (2 alpha/(1-alpha)^2 + 1/4)/p^2 (discrete Laplace variance, Canonne, Kamath, Steinke 2020)"
         ),
@@ -252,6 +236,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         messages_per_user: Some(1),
         bytes_per_user: Some(1),
         trust: "none: each report is eps-DP on its own (local model)",
+        reason: None,
         note: "randomized rounding to a bit, then binary randomized response; worst case n (e^eps+1)^2 / (4 (e^eps-1)^2) (Warner 1965; Wang et al., USENIX Security 2017); pure eps-LDP (the observed error uses a floating-point coin: a simulation, not a deployment)".into(),
     });
     if let Some(path) = &a.plot {
@@ -314,6 +299,89 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
     Ok(())
 }
 
+/// Name of the IKOS row over the alternating shuffler.
+const IKOS_ALTERNATING: &str = "ikos-sum-alternating";
+
+/// Trust of the IKOS row over one uniform shuffle.
+const UNIFORM_TRUST: &str = "one uniform shuffle of all n m shares; all n clients honest and present (their noise sums to the discrete Laplace); analyzer untrusted";
+
+/// Trust of the IKOS row over the alternating shuffler A^2_pi.
+const ALTERNATING_TRUST: &str = "the alternating shuffler A^2_pi (public uniform placement pi in the h x w grid; a row round and a column round by parties that keep their permutations secret; m instances sharing pi; the analyzer sees which shares left each column); all n clients honest and present; analyzer untrusted";
+
+/// The row of an IKOS sum (`p` over one uniform shuffle, or over A^2_pi if
+/// `p.is_alternating()`), observed over the real shuffler while n m shares fit in memory.
+fn ikos_row(
+    p: &blanket::protocol::IkosSum,
+    sigma: u32,
+    values: &[blanket::params::UnitValue],
+    users: &crate::data::Users<f64>,
+    truth: f64,
+    a: &CompareSumArgs,
+) -> Result<ProtocolRow> {
+    let n = users.len() as u64;
+    let c = IkosCalibration::of(&p.report());
+    let simulated = n.saturating_mul(u64::from(c.m)) <= blanket::simulate::MAX_SHUFFLED_MESSAGES;
+    let observed = if simulated {
+        let mut sq = Vec::new();
+        for rep in 0..a.reps {
+            let est = ikos_repetition(p, values, users, a.seed, rep)?;
+            sq.push((est - truth).powi(2));
+        }
+        Some(mean_ci(&sq).0)
+    } else {
+        None
+    };
+    let alternating = p.is_alternating();
+    let same = if simulated {
+        "; observed over the real AlternatingShuffler with the same client randomness as ikos-sum (the sum mod q is exact whatever the shuffle and m, so the estimates coincide)"
+    } else {
+        ""
+    };
+    let layout = if alternating {
+        let l = blanket::shuffle::GridLayout::new(n as usize);
+        let (h, w) = (l.height(), l.width());
+        let r = n as usize - (h - 1) * w;
+        if r == w {
+            format!("; layout {h} x {w}, m certified by m_required_alternating{same}")
+        } else {
+            format!(
+                "; layout {h} x {w} with a ragged last row of {r}, m certified by m_required_alternating (ragged bound){same}"
+            )
+        }
+    } else {
+        String::new()
+    };
+    Ok(ProtocolRow {
+        name: if alternating {
+            IKOS_ALTERNATING
+        } else {
+            "ikos-sum"
+        },
+        predicted_mse: Some(c.predicted_mse),
+        observed_mse: observed,
+        messages_per_user: Some(u64::from(c.m)),
+        bytes_per_user: Some(c.bytes_per_user),
+        trust: if alternating {
+            ALTERNATING_TRUST
+        } else {
+            UNIFORM_TRUST
+        },
+        note: format!(
+            "p = {}, q = 2^{}, m = {}, sigma = {sigma}, delta = {}{layout}{}",
+            c.p,
+            c.q.trailing_zeros(),
+            c.m,
+            up(c.delta),
+            if simulated {
+                ""
+            } else {
+                "; not simulated (n m shares exceed the simulator's memory limit)"
+            }
+        ),
+        reason: None,
+    })
+}
+
 /// Users of the plot's sweep.
 const PLOT_USERS: [u64; 9] = [
     100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000,
@@ -325,7 +393,7 @@ fn predicted_at(
     eps: f64,
     delta: f64,
     acct: AccountantChoice,
-) -> Result<[(&'static str, Option<f64>); 4]> {
+) -> Result<[(&'static str, Option<f64>); 5]> {
     let target = Target {
         eps: Epsilon::new(eps)?,
         delta: Delta::new(delta)?,
@@ -334,11 +402,13 @@ fn predicted_at(
     let scalar = cal_cmd::scalar_sum(None, false, &target, resolve(acct).as_ref())
         .map(|(_, c)| c.predicted_mse)
         .ok();
-    let ikos = Some(
-        build(n, eps, sigma_for_delta(eps, delta)?)?
-            .report()
-            .predicted_mse,
-    );
+    let uniform = build(n, eps, sigma_for_delta(eps, delta)?)?;
+    let ikos = Some(uniform.report().predicted_mse);
+    // Same noise and precision over A^2_pi (only m differs), where m is certified.
+    let ikos_alt = uniform
+        .over_alternating()
+        .ok()
+        .map(|p| p.report().predicted_mse);
     let p = precision(n) as f64;
     let alpha = alpha_num(eps, p as u64) as f64 / (1u64 << 40) as f64;
     let central = (2.0 * alpha / ((1.0 - alpha) * (1.0 - alpha)) + 0.25) / (p * p);
@@ -347,6 +417,7 @@ fn predicted_at(
     Ok([
         ("scalar-sum", scalar),
         ("ikos-sum", ikos),
+        (IKOS_ALTERNATING, ikos_alt),
         ("central-discrete-laplace", Some(central)),
         ("local-randomized-response", Some(rr)),
     ])
@@ -405,24 +476,39 @@ fn plot_against_n(
     let colours = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
         RGBColor(44, 160, 44),
         RGBColor(255, 127, 14),
     ];
     for ((name, v), colour) in series.iter().zip(colours) {
-        let style = colour.stroke_width(2);
+        // The IKOS sum over A^2_pi has the same predicted MSE as over a uniform shuffle (only
+        // m differs): a thin line with crosses, drawn over the uniform curve.
+        let alternating = *name == IKOS_ALTERNATING;
+        let style = colour.stroke_width(if alternating { 1 } else { 2 });
         let line = chart
             .draw_series(LineSeries::new(v.iter().copied(), style))
             .map_err(|e| err(&e))?;
         if text {
-            line.label(*name)
+            let label = if alternating {
+                format!("{name} (same MSE as ikos-sum, more shares)")
+            } else {
+                name.to_string()
+            };
+            line.label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         }
-        chart
-            .draw_series(
-                v.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-            )
-            .map_err(|e| err(&e))?;
+        if alternating {
+            chart
+                .draw_series(v.iter().map(|&(x, y)| Cross::new((x, y), 6, style)))
+                .map_err(|e| err(&e))?;
+        } else {
+            chart
+                .draw_series(
+                    v.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+                )
+                .map_err(|e| err(&e))?;
+        }
     }
     if text {
         crate::plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)

@@ -26,11 +26,6 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Why `--shuffler alternating` is refused by `simulate ikos-histogram|ikos-vector` (exit
-/// code 2). `simulate ikos-sum` runs over A^2_pi with the certified share count of
-/// `blanket::protocol::m_required_alternating`.
-pub const ALTERNATING_REFUSED: &str = "--shuffler alternating: only simulate ikos-sum runs over the alternating shuffler A^2_pi (its share count is certified by m_required_alternating, docs/multi-message.md); the histogram and vector simulations are not wired to it yet; use --shuffler uniform";
-
 /// The security parameter: `--sigma S`, or `--delta D` (the smallest sigma with
 /// (1 + e^eps) 2^-sigma <= D).
 #[derive(Args, Debug, Clone)]
@@ -176,8 +171,9 @@ pub enum IkosShuffler {
     /// One uniform shuffle of all n m shares.
     #[default]
     Uniform,
-    /// The alternating shuffler A^2_pi: m instances sharing a public placement pi, share
-    /// count from `m_required_alternating` (rectangular n = h w only; `simulate ikos-sum`).
+    /// The alternating shuffler A^2_pi: m instances (d m for a histogram or vector) sharing a
+    /// public placement pi, share count from `m_required_alternating` (any n, a ragged last
+    /// row included).
     Alternating,
 }
 
@@ -205,7 +201,7 @@ pub struct SimIkosArgs {
 #[derive(Args)]
 pub struct SimIkosRunArgs {
     /// The shuffler: `uniform` (one shuffle of all n m shares) or `alternating` (A^2_pi, m
-    /// instances sharing pi; certified share count for n = h w; ikos-sum only).
+    /// instances sharing pi; certified share count for any n).
     #[arg(long, value_enum, default_value_t)]
     pub shuffler: IkosShuffler,
     /// Repetitions of the whole protocol on the same data.

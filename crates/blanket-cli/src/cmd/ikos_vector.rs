@@ -18,7 +18,9 @@ use blanket::protocol::{
     IkosError, IkosSumError, IkosVector, IkosVectorError, IkosVectorReport, VectorInput,
 };
 use blanket::rng::simulation_stream;
-use blanket::shuffle::{Shuffler, UniformShuffler};
+use blanket::shuffle::{
+    AlternatingShuffler, GridLayout, PublicPlacement, Shuffler, UniformShuffler,
+};
 use clap::Args;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -127,7 +129,11 @@ impl IkosVectorCalibration {
             } else {
                 "upper bound on the expected squared error of the estimated coordinate sums, summed over the d coordinates, for any data (rounding <= n/4 plus the discrete Laplace variance, over p^2, per coordinate)"
             },
-            assumes: "all n clients honest and present; one uniform shuffle per coordinate of that coordinate's n m shares; pure eps-DP of the noisy vector by basic composition over coordinates",
+            assumes: if r.alternating {
+                "all n clients honest and present; the alternating shuffler A^2_pi (all d m instances share one public placement pi, each with its own secret row and column permutations; m certified by m_required_alternating at sigma + ceil(log2 d)); pure eps-DP of the noisy vector by basic composition over coordinates"
+            } else {
+                "all n clients honest and present; one uniform shuffle per coordinate of that coordinate's n m shares; pure eps-DP of the noisy vector by basic composition over coordinates"
+            },
         }
     }
 
@@ -311,12 +317,16 @@ pub struct IkosVectorSimulation {
     pub calibration: IkosVectorCalibration,
 }
 
-/// The refusal of `--shuffler alternating` (shared with `simulate ikos-sum`).
-fn refuse_alternating(s: IkosShuffler) -> Result<()> {
-    if s == IkosShuffler::Alternating {
-        usage_bail!("{}", super::ikos::ALTERNATING_REFUSED);
+/// `--shuffler alternating`: the same protocol over A^2_pi (certified m per coordinate).
+fn with_shuffler(v: IkosVector, s: IkosShuffler, n: u64) -> Result<IkosVector> {
+    if s != IkosShuffler::Alternating {
+        return Ok(v);
     }
-    Ok(())
+    v.over_alternating().map_err(|e| {
+        anyhow::Error::new(crate::exit::Usage(format!(
+            "--shuffler alternating with --n {n}: {e}"
+        )))
+    })
 }
 
 /// A simulation holds every client's d m shares in memory: n d m at most
@@ -357,8 +367,9 @@ fn data_usage<T>(source: &str, r: Result<T>) -> Result<T> {
 
 /// One repetition: client i randomizes with its own SimulationRng stream (seed, repetition,
 /// client) through the public client API (`shares(i, rng)`: d groups of m shares); each
-/// coordinate's n m shares go through their own uniform shuffle into their own analyzer
-/// state; returns the d estimates.
+/// coordinate's n m shares go through their own uniform shuffle (or, over A^2_pi, its m
+/// instances through the alternating shuffler, all d m instances sharing one public placement
+/// drawn for the repetition) into their own analyzer state; returns the d estimates.
 fn repetition<F>(v: &IkosVector, n: usize, seed: u64, rep: u32, shares: F) -> Result<Vec<f64>>
 where
     F: Fn(usize, &mut blanket::rng::SimulationRng) -> Result<Vec<Vec<u64>>> + Sync,
@@ -378,6 +389,24 @@ where
             Ok(())
         })?;
     let mut states = v.analyzers();
+    if v.is_alternating() {
+        // Placement stream: bit 20 set (coordinate streams below use j < 2^20).
+        let stream = u64::MAX - ((u64::from(rep) << 21) | (1 << 20));
+        let placement =
+            PublicPlacement::sample(GridLayout::new(n), &mut simulation_stream(seed, stream));
+        let shuffler = AlternatingShuffler::new(placement);
+        for (j, state) in states.iter_mut().enumerate() {
+            let mut instances: Vec<Vec<u64>> = (0..m)
+                .map(|k| (0..n).map(|i| all[i * d * m + j * m + k]).collect())
+                .collect();
+            let stream = u64::MAX - ((u64::from(rep) << 21) | j as u64);
+            shuffler.shuffle_instances(&mut instances, &mut simulation_stream(seed, stream))?;
+            for instance in &instances {
+                state.absorb_all(instance)?;
+            }
+        }
+        return Ok(v.estimate(&states)?);
+    }
     let mut instance = vec![0u64; n * m];
     for (j, state) in states.iter_mut().enumerate() {
         for (i, dst) in instance.chunks_mut(m).enumerate() {
@@ -435,7 +464,11 @@ where
         mse_meaning,
         seconds,
         shuffled: true,
-        shuffler: "uniform",
+        shuffler: if v.is_alternating() {
+            "alternating"
+        } else {
+            "uniform"
+        },
         first_max_abs_error: first.unwrap_or(f64::NAN),
         data: prov,
         calibration: cal,
@@ -475,7 +508,11 @@ impl IkosVectorSimulation {
             ),
             (
                 "shuffler",
-                "uniform (one shuffle per coordinate of its n m shares)".into(),
+                if self.shuffler == "alternating" {
+                    "alternating A^2_pi (all d m instances sharing pi; m certified by m_required_alternating)".into()
+                } else {
+                    "uniform (one shuffle per coordinate of its n m shares)".into()
+                },
             ),
             ("seconds", format!("{:.3}", self.seconds)),
         ];
@@ -487,7 +524,6 @@ impl IkosVectorSimulation {
 
 /// Runs `simulate ikos-histogram`.
 pub fn simulate_histogram(a: &SimIkosHistogramArgs) -> Result<()> {
-    refuse_alternating(a.run.shuffler)?;
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
     let dim = u32::try_from(a.domain)
@@ -523,6 +559,7 @@ pub fn simulate_histogram(a: &SimIkosHistogramArgs) -> Result<()> {
         eps,
         sigma,
     )?;
+    let v = with_shuffler(v, a.run.shuffler, n)?;
     check_memory(n, &v, "--domain")?;
     let mut truth = vec![0f64; dim as usize];
     for (&b, &c) in users.rows.iter().zip(&users.multiplicities()) {
@@ -547,7 +584,6 @@ pub fn simulate_histogram(a: &SimIkosHistogramArgs) -> Result<()> {
 
 /// Runs `simulate ikos-vector`.
 pub fn simulate_vector(a: &SimIkosVectorArgs) -> Result<()> {
-    refuse_alternating(a.run.shuffler)?;
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
     if !(1..=MAX_DIM as u64).contains(&a.d) {
@@ -560,6 +596,7 @@ pub fn simulate_vector(a: &SimIkosVectorArgs) -> Result<()> {
     )?;
     let n = pick.users();
     let v = build(VectorInput::UnitBox, n, a.d, "--d", eps, sigma)?;
+    let v = with_shuffler(v, a.run.shuffler, n)?;
     check_memory(n, &v, "--d")?;
     let d = v.dim();
     let p = f64::from(v.coordinate().precision());

@@ -31,17 +31,20 @@ fn perms(k: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// Every choice of one permutation per group (`groups` groups of size `k`).
-fn per_group(groups: usize, k: usize) -> Vec<Vec<Vec<usize>>> {
-    let base = perms(k);
-    let mut out: Vec<Vec<Vec<usize>>> = vec![vec![]];
-    for _ in 0..groups {
+/// Every choice of one permutation per group of cells, as maps of the n cells (a cell of
+/// group g at index k goes to the cell at index p_g(k) of the same group).
+fn group_maps(n: usize, groups: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![(0..n).collect()];
+    for g in groups {
+        let base = perms(g.len());
         out = out
             .into_iter()
             .flat_map(|acc| {
                 base.iter().map(move |p| {
                     let mut a = acc.clone();
-                    a.push(p.clone());
+                    for (k, &cell) in g.iter().enumerate() {
+                        a[cell] = g[p[k]];
+                    }
                     a
                 })
             })
@@ -50,32 +53,45 @@ fn per_group(groups: usize, k: usize) -> Vec<Vec<Vec<usize>>> {
     out
 }
 
+/// The rows of the `GridLayout` rule with w columns and n cells (row-major; the last row
+/// holds the remaining cells, in columns 0..r).
+fn row_groups(w: usize, n: usize) -> Vec<Vec<usize>> {
+    (0..n.div_ceil(w))
+        .map(|r| (r * w..(r * w + w).min(n)).collect())
+        .collect()
+}
+
+/// The columns of the same layout (column c holds cells c, c + w, .. below n).
+fn col_groups(w: usize, n: usize) -> Vec<Vec<usize>> {
+    (0..w).map(|c| (c..n).step_by(w).collect()).collect()
+}
+
 /// Row-wise permutations of the cells (cell r w + c -> r w + sigma_r(c)).
 fn row_maps(h: usize, w: usize) -> Vec<Vec<usize>> {
-    per_group(h, w)
-        .into_iter()
-        .map(|s| (0..h * w).map(|i| (i / w) * w + s[i / w][i % w]).collect())
-        .collect()
+    group_maps(h * w, &row_groups(w, h * w))
 }
 
 /// Column-wise permutations of the cells (cell r w + c -> tau_c(r) w + c).
 fn col_maps(h: usize, w: usize) -> Vec<Vec<usize>> {
-    per_group(w, h)
-        .into_iter()
-        .map(|t| (0..h * w).map(|i| t[i % w][i / w] * w + i % w).collect())
-        .collect()
+    group_maps(h * w, &col_groups(w, h * w))
 }
 
-/// The law of Q = S2 T S1 as a map permutation -> probability.
+/// The law of Q = S2 T S1 as a map permutation -> probability (h x w grid).
 fn law_of_q(h: usize, w: usize) -> HashMap<Vec<usize>, f64> {
-    let rows = row_maps(h, w);
-    let cols = col_maps(h, w);
+    law_of_q_layout(w, h * w)
+}
+
+/// The law of Q = S2 T S1 for the layout with w columns and n cells (ragged if w does not
+/// divide n).
+fn law_of_q_layout(w: usize, n: usize) -> HashMap<Vec<usize>, f64> {
+    let rows = group_maps(n, &row_groups(w, n));
+    let cols = group_maps(n, &col_groups(w, n));
     let total = (rows.len() * cols.len() * rows.len()) as f64;
     let mut law = HashMap::new();
     for s1 in &rows {
         for t in &cols {
             for s2 in &rows {
-                let q: Vec<usize> = (0..h * w).map(|i| s2[t[s1[i]]]).collect();
+                let q: Vec<usize> = (0..n).map(|i| s2[t[s1[i]]]).collect();
                 *law.entry(q).or_insert(0.0) += 1.0 / total;
             }
         }
@@ -96,8 +112,12 @@ fn labelling(mut code: usize, n: usize, q: usize) -> Vec<usize> {
 
 /// sqrt(E[q^C] / q - 1), computed exactly from the law of Q.
 fn second_moment_bound(h: usize, w: usize, m: u32, q: usize) -> f64 {
-    let n = h * w;
-    let law: Vec<(Vec<usize>, f64)> = law_of_q(h, w).into_iter().collect();
+    second_moment_bound_layout(w, h * w, m, q)
+}
+
+/// The same for the layout with w columns and n cells.
+fn second_moment_bound_layout(w: usize, n: usize, m: u32, q: usize) -> f64 {
+    let law: Vec<(Vec<usize>, f64)> = law_of_q_layout(w, n).into_iter().collect();
     let labels: Vec<Vec<usize>> = (0..q.pow(n as u32)).map(|c| labelling(c, n, q)).collect();
     let mut sum = 0.0;
     for f in &labels {
@@ -116,8 +136,12 @@ fn second_moment_bound(h: usize, w: usize, m: u32, q: usize) -> f64 {
 /// The matrix M[f][g] = Pr[g o Q = f] over all labellings f, g of the n cells (index = base-q
 /// code, see `labelling`), computed exactly from the law of Q.
 fn transition_matrix(h: usize, w: usize, q: usize) -> Vec<Vec<f64>> {
-    let n = h * w;
-    let law: Vec<(Vec<usize>, f64)> = law_of_q(h, w).into_iter().collect();
+    transition_matrix_layout(w, h * w, q)
+}
+
+/// The same for the layout with w columns and n cells (ragged if w does not divide n).
+fn transition_matrix_layout(w: usize, n: usize, q: usize) -> Vec<Vec<f64>> {
+    let law: Vec<(Vec<usize>, f64)> = law_of_q_layout(w, n).into_iter().collect();
     let count = q.pow(n as u32);
     let labels: Vec<Vec<usize>> = (0..count).map(|c| labelling(c, n, q)).collect();
     let code = |v: &[usize]| v.iter().rev().fold(0usize, |acc, &d| acc * q + d);
@@ -168,9 +192,9 @@ fn diagonal_bound(f: &[usize], h: usize, w: usize, q: usize) -> f64 {
 /// multiset of the shares that the row round sent there: the secret uniform column round
 /// makes the order within a column uniform given that multiset, so the two views are at equal
 /// distance for every pair of inputs. Keys: instance by instance, column by column, sorted.
-fn view_law(x: &[usize], h: usize, w: usize, m: usize, q: usize) -> HashMap<Vec<u8>, u64> {
-    let n = h * w;
-    let rows = row_maps(h, w);
+fn view_law(x: &[usize], w: usize, m: usize, q: usize) -> HashMap<Vec<u8>, u64> {
+    let n = x.len();
+    let rows = group_maps(n, &row_groups(w, n));
     let free = (m - 1) * n; // the first m - 1 shares of every client are free
     let mut law = HashMap::new();
     let mut choice = vec![0usize; m];
@@ -217,9 +241,13 @@ fn view_law(x: &[usize], h: usize, w: usize, m: usize, q: usize) -> HashMap<Vec<
 
 /// The largest exact TV between the views of two inputs with equal sums mod q.
 fn exact_max_tv(h: usize, w: usize, m: usize, q: usize) -> f64 {
-    let n = h * w;
+    exact_max_tv_layout(w, h * w, m, q)
+}
+
+/// The same for the layout with w columns and n cells.
+fn exact_max_tv_layout(w: usize, n: usize, m: usize, q: usize) -> f64 {
     let inputs: Vec<Vec<usize>> = (0..q.pow(n as u32)).map(|c| labelling(c, n, q)).collect();
-    let laws: Vec<HashMap<Vec<u8>, u64>> = inputs.iter().map(|x| view_law(x, h, w, m, q)).collect();
+    let laws: Vec<HashMap<Vec<u8>, u64>> = inputs.iter().map(|x| view_law(x, w, m, q)).collect();
     let total: u64 = laws[0].values().sum();
     let mut worst = 0u64;
     for a in 0..inputs.len() {
@@ -296,6 +324,14 @@ mod tests {
             }
         }
         assert!(informative >= 2, "only {informative} informative grids");
+        // Ragged layouts (the reduction's statement covers them): n = 3 (rows of 2 and 1)
+        // and n = 5 (rows of 3 and 2).
+        for (w, n, m, q) in [(2, 3, 2, 2), (2, 3, 3, 2), (2, 3, 4, 2), (3, 5, 2, 2)] {
+            let tv = exact_max_tv_layout(w, n, m, q);
+            let bound = second_moment_bound_layout(w, n, m as u32, q);
+            eprintln!("n={n} (w={w}) m={m} q={q}: exact {tv:.6}, sqrt(E[q^C]/q - 1) = {bound:.6}");
+            assert!(tv <= bound + 1e-12, "n={n} m={m} q={q}: {tv} > {bound}");
+        }
     }
 
     /// Lemma A (PSD reduction to the diagonal) and Lemma C (the diagonal bound) of
@@ -365,5 +401,54 @@ mod tests {
                 assert!(exact <= bound, "{h}x{w} q={q} m={m}: {exact} > {bound}");
             }
         }
+    }
+
+    /// The ragged-layout bound (Lemma F of `docs/multi-message.md`) is never below the
+    /// exact E[q^C]/q - 1 on every tiny ragged layout of the `GridLayout` rule (n = 3, 5, 7,
+    /// 8: last rows of 1, 2, 1, 2 cells), and a short-row cell has Pr[Q(i) = i] = 1/(r h).
+    #[test]
+    fn ragged_certified_bound_never_below_exact() {
+        use crate::shuffle::GridLayout;
+        let mut informative = 0;
+        for (n, q) in [(3usize, 2usize), (3, 3), (5, 2), (7, 2), (8, 2)] {
+            let layout = GridLayout::new(n);
+            let (h, w) = (layout.height(), layout.width());
+            let r = n - (h - 1) * w;
+            assert!(r < w, "n = {n} should be ragged");
+            let law = law_of_q_layout(w, n);
+            assert!((law.values().sum::<f64>() - 1.0).abs() < 1e-12);
+            let last = n - 1;
+            let fixed: f64 = law
+                .iter()
+                .filter(|(p, _)| p[last] == last)
+                .map(|(_, p)| p)
+                .sum();
+            assert!(
+                (fixed - 1.0 / (r * h) as f64).abs() < 1e-12,
+                "n={n}: {fixed}"
+            );
+            let mat = transition_matrix_layout(w, n, q);
+            for m in 2..=10u32 {
+                let full: f64 = mat.iter().flatten().map(|p| p.powi(m as i32)).sum();
+                let exact = full / q as f64 - 1.0;
+                let q1 = (q - 1) as f64;
+                let bound = crate::protocol::ikos_alternating_bound::ln_excess_bound_layout(
+                    w as u64,
+                    n as u64,
+                    m,
+                    q1,
+                    q1.ln(),
+                )
+                .exp();
+                eprintln!(
+                    "n={n} ({h}x{w}, r={r}) q={q} m={m}: exact {exact:.6}, certified {bound:.6}"
+                );
+                assert!(exact <= bound, "n={n} q={q} m={m}: {exact} > {bound}");
+                if bound < 1.0 {
+                    informative += 1;
+                }
+            }
+        }
+        assert!(informative >= 3, "only {informative} informative cases");
     }
 }

@@ -1,5 +1,5 @@
 //! Certified share count for split-and-mix (IKOS) over the alternating shuffler A^2_pi, for
-//! rectangular layouts (n = h w, every row full).
+//! every layout of `GridLayout` (rectangular n = h w, and ragged: a short last row).
 //!
 //! blanket's own bound (derivation and proofs: `docs/multi-message.md`, section "IKOS over
 //! the alternating shuffler A^2_pi: a certified bound"). For any two inputs with equal sums
@@ -14,7 +14,10 @@
 //!   endpoint values of j ln(q - 1) + (m - 2) ln(s - j + 1)! and of
 //!   j ln(q - 1) + (m - 2)(s - j) ln(A!)/(A - 1), A = n - s (Lemma D);
 //! * Delta(s) = max(L_w(s) L_h(s), n^s e^(-s - s^2/n)), L_k(s) = (k!)^floor(s/k) (k)_(s mod k),
-//!   a lower bound on the denominators of the diagonal bound (Lemmas C and E).
+//!   a lower bound on the denominators of the diagonal bound (Lemmas C and E). For a ragged
+//!   layout (F full rows of w, a last row of r < w cells) Delta(s) is replaced by
+//!   Delta_F(min(s, F w)) e^(P(min(s, r))), Delta_F the same for the F x w grid of the full
+//!   rows and P(k) = sum_{i<k} min(0, ln((r - i)(F + 1)/(w F))) (Lemma F of the docs).
 //!
 //! s <= [`DIRECT`] are summed one by one; above, blocks [a, b] of width at most a/[`BLOCK`]
 //! are bounded by the block's largest factors (every factor is monotone in s, see the docs),
@@ -40,19 +43,6 @@ pub enum AlternatingBoundError {
     /// A parameter rejected by the uniform-shuffle checks (n, m, sigma ranges).
     #[error(transparent)]
     Ikos(#[from] IkosError),
-    /// The layout of n has a short last row; the bound is proved for full h x w grids only.
-    #[error(
-        "users n = {n} gives a ragged {height} x {width} layout (last row short); the \
-         alternating IKOS bound is proved for n = h w only (e.g. a perfect square)"
-    )]
-    RaggedLayout {
-        /// The rejected n.
-        n: u64,
-        /// Rows of `GridLayout::new(n)`.
-        height: usize,
-        /// Columns of `GridLayout::new(n)`.
-        width: usize,
-    },
 }
 
 /// ln k! (k < 256 by summation, Stirling's series with its remainder bound above) and the
@@ -136,13 +126,28 @@ impl Val {
 }
 
 struct Grid {
+    /// All n cells (counting: C(n, s), s_max, A = n - s).
     n: f64,
+    /// The full rows: an h x w grid of n0 = h w cells (h = F, the full rows, when ragged).
+    n0: f64,
     h: f64,
     w: f64,
+    /// The ragged last row, if any.
+    ragged: Option<Ragged>,
     m: f64,
     ln_q1: f64,
     q1: f64,
     lf: LnFact,
+}
+
+/// The short last row of a ragged layout (r cells, 1 <= r < w) under F full rows.
+struct Ragged {
+    r: f64,
+    /// i0 = max(0, r - u), u = floor((w F - 1) / (F + 1)): the first i with
+    /// (r - i)(F + 1) < w F (the terms of P below i0 are not negative).
+    i0: f64,
+    /// ln(F + 1) - ln(w F) (negative).
+    ln_ratio: Val,
 }
 
 impl Grid {
@@ -157,13 +162,44 @@ impl Grid {
         self.lf(k).scale(full).add(self.lf(k)).sub(self.lf(k - rem))
     }
 
-    /// ln Delta(s), rounded down (it is subtracted).
-    fn ln_delta(&self, s: f64) -> f64 {
+    /// ln Delta(s) of the full-row grid (h x w, n0 cells), rounded down (it is subtracted).
+    fn ln_delta_full(&self, s: f64) -> f64 {
         let a = self.ln_l(self.w, s).add(self.ln_l(self.h, s));
-        let b = Val::new(s * self.n.ln())
+        let b = Val::new(s * self.n0.ln())
             .sub(Val::new(s))
-            .sub(Val::new(s * s / self.n));
+            .sub(Val::new(s * s / self.n0));
         a.down().max(b.down())
+    }
+
+    /// P(k) = sum_{i < k} min(0, ln((r - i)(F + 1)) - ln(w F)) for the ragged row (k <= r),
+    /// rounded down: ln (r - i0)! - ln (r - k)! + (k - i0)(ln(F + 1) - ln(w F)) for k > i0.
+    /// Rounding: `LnFact` here omits Stirling's remainder (a lower value of ln k!, short by
+    /// less than 1/(1260 k^5) < 1e-15 for k >= 256), right for the + ln (r - i0)! and short
+    /// for the - ln (r - k)!; `down()`'s 1e-12 covers that and the float error.
+    fn ln_penalty(&self, g: &Ragged, k: f64) -> f64 {
+        if k <= g.i0 {
+            return 0.0;
+        }
+        let v = self
+            .lf(g.r - g.i0)
+            .sub(self.lf(g.r - k))
+            .add(g.ln_ratio.scale(k - g.i0));
+        v.down().min(0.0)
+    }
+
+    /// A lower bound on ln prod_r (w_r)_{s_r} prod_c (h_c)_{t_c} over the labellings with s
+    /// cells not labelled z0 whose block is [s, b] (b >= s), rounded down: ln Delta(s) for a
+    /// rectangular grid (Lemma D), and ln Delta_F(min(s, n0)) + P(min(b, r)) for a ragged one
+    /// (the ragged-row reduction of `docs/multi-message.md`; P is non-increasing).
+    fn ln_delta(&self, s: f64, b: f64) -> f64 {
+        match &self.ragged {
+            None => self.ln_delta_full(s),
+            Some(g) => {
+                let full = self.ln_delta_full(s.min(self.n0));
+                let pen = self.ln_penalty(g, b.min(g.r));
+                Val::new(full).add(Val::new(pen)).down()
+            }
+        }
     }
 
     /// ln C(n, c) with c the point of [a, b] nearest n/2 (the largest value on the block).
@@ -214,7 +250,7 @@ impl Grid {
         let width = Val::new((b - a + 1.0).ln());
         let up = width.add(self.ln_choose_max(a, b)).add(ln_v).up();
         // ln_delta is already rounded down; round the combination up once more.
-        let total = Val::new(up).sub(Val::new(self.ln_delta(a)).scale(self.m - 1.0));
+        let total = Val::new(up).sub(Val::new(self.ln_delta(a, b)).scale(self.m - 1.0));
         Some(total.up())
     }
 }
@@ -236,12 +272,39 @@ fn log_sum_exp(terms: &[f64]) -> f64 {
 
 /// ln of the certified upper bound E on E[q^(C-1)] - 1 for an h x w grid, m shares and
 /// modulus q (given as ln(q - 1) and q - 1). -inf when no labelling is non-constant.
+#[cfg(test)]
 pub(crate) fn ln_excess_bound(h: u64, w: u64, m: u32, q1: f64, ln_q1: f64) -> f64 {
-    let n = h * w;
+    ln_excess_bound_layout(w, h * w, m, q1, ln_q1)
+}
+
+/// The same for the `GridLayout` rule with w columns and n cells (row-major, the last row
+/// holding r = n - (ceil(n/w) - 1) w cells in columns 0..r): rectangular when r = w,
+/// ragged otherwise (then bounded through the full rows, `docs/multi-message.md`).
+pub(crate) fn ln_excess_bound_layout(w: u64, n: u64, m: u32, q1: f64, ln_q1: f64) -> f64 {
+    let h = n.div_ceil(w);
+    let r = n - (h - 1) * w;
+    let (full_rows, ragged) = if r == w {
+        (h, None)
+    } else {
+        // u = floor((w F - 1)/(F + 1)), F = h - 1 >= 1: (r - i)(F + 1) < w F iff r - i <= u.
+        let f = h - 1;
+        let u = (w * f - 1) / (f + 1);
+        let ln_ratio = Val::new(((f + 1) as f64).ln()).sub(Val::new(((w * f) as f64).ln()));
+        (
+            f,
+            Some(Ragged {
+                r: r as f64,
+                i0: r.saturating_sub(u) as f64,
+                ln_ratio,
+            }),
+        )
+    };
     let grid = Grid {
         n: n as f64,
-        h: h as f64,
+        n0: (full_rows * w) as f64,
+        h: full_rows as f64,
         w: w as f64,
+        ragged,
         m: f64::from(m),
         ln_q1,
         q1,
@@ -265,21 +328,12 @@ pub(crate) fn ln_excess_bound(h: u64, w: u64, m: u32, q1: f64, ln_q1: f64) -> f6
     log_sum_exp(&terms)
 }
 
-/// The rectangular layout of n, or the ragged-layout error.
-fn rectangular(n: u64) -> Result<(u64, u64), AlternatingBoundError> {
+/// The number of columns of `GridLayout::new(n)`, after the range check on n.
+fn layout_width(n: u64) -> Result<u64, AlternatingBoundError> {
     if !(1..=MAX_USERS).contains(&n) {
         return Err(IkosError::UsersOutOfRange { n, max: MAX_USERS }.into());
     }
-    let layout = GridLayout::new(n as usize);
-    let (h, w) = (layout.height() as u64, layout.width() as u64);
-    if h * w != n {
-        return Err(AlternatingBoundError::RaggedLayout {
-            n,
-            height: layout.height(),
-            width: layout.width(),
-        });
-    }
-    Ok((h, w))
+    Ok(GridLayout::new(n as usize).width() as u64)
 }
 
 fn q_parts(q: Modulus) -> (f64, f64) {
@@ -289,14 +343,14 @@ fn q_parts(q: Modulus) -> (f64, f64) {
 
 /// log2 of blanket's certified upper bound on the total variation distance between the
 /// analyzer's views of any two inputs with equal sums mod q, for IKOS with m shares over the
-/// alternating shuffler A^2_pi (m instances sharing pi, layout `GridLayout::new(n)`, which
-/// must be rectangular): min(0, log2 sqrt(E)). Derivation: `docs/multi-message.md`.
+/// alternating shuffler A^2_pi (m instances sharing pi, layout `GridLayout::new(n)`,
+/// rectangular or ragged): min(0, log2 sqrt(E)). Derivation: `docs/multi-message.md`.
 pub fn alternating_distance_bound_log2(
     n: u64,
     m: u32,
     q: Modulus,
 ) -> Result<f64, AlternatingBoundError> {
-    let (h, w) = rectangular(n)?;
+    let w = layout_width(n)?;
     if !(2..=MAX_SHARES).contains(&m) {
         return Err(IkosError::SharesOutOfRange {
             m,
@@ -306,13 +360,14 @@ pub fn alternating_distance_bound_log2(
         .into());
     }
     let (q1, ln_q1) = q_parts(q);
-    let ln_e = ln_excess_bound(h, w, m, q1, ln_q1);
+    let ln_e = ln_excess_bound_layout(w, n, m, q1, ln_q1);
     Ok((0.5 * ln_e / core::f64::consts::LN_2).min(0.0))
 }
 
 /// The smallest share count m for which blanket's certified bound makes IKOS over the
-/// alternating shuffler A^2_pi sigma-secure (sqrt(E) <= 2^-sigma), for a rectangular layout
-/// n = h w. Usually larger than [`crate::protocol::m_required`] for a uniform shuffle (the
+/// alternating shuffler A^2_pi sigma-secure (sqrt(E) <= 2^-sigma), for the layout
+/// `GridLayout::new(n)` (any n; a ragged last row of r cells costs shares when r is small,
+/// see the docs). Usually larger than [`crate::protocol::m_required`] for a uniform shuffle (the
 /// bound is loose for level sets of about n/2 cells, which puts a floor near 13 shares at
 /// sigma = 40; see the docs). n = 1 returns 2, the protocol's minimum.
 pub fn m_required_alternating(
@@ -320,7 +375,7 @@ pub fn m_required_alternating(
     q: Modulus,
     sigma: u32,
 ) -> Result<u32, AlternatingBoundError> {
-    let (h, w) = rectangular(n)?;
+    let w = layout_width(n)?;
     if !(1..=MAX_SIGMA).contains(&sigma) {
         return Err(IkosError::SigmaOutOfRange {
             sigma,
@@ -334,7 +389,7 @@ pub fn m_required_alternating(
     let (q1, ln_q1) = q_parts(q);
     let target = -2.0 * f64::from(sigma) * core::f64::consts::LN_2;
     for m in 2..=MAX_SHARES {
-        if ln_excess_bound(h, w, m, q1, ln_q1) <= target {
+        if ln_excess_bound_layout(w, n, m, q1, ln_q1) <= target {
             return Ok(m);
         }
     }
@@ -385,15 +440,7 @@ mod tests {
     }
 
     #[test]
-    fn ragged_and_out_of_range_are_typed_errors() {
-        assert!(matches!(
-            m_required_alternating(1000, q(32), 40),
-            Err(AlternatingBoundError::RaggedLayout {
-                n: 1000,
-                height: 32,
-                width: 32
-            })
-        ));
+    fn out_of_range_are_typed_errors() {
         assert!(matches!(
             m_required_alternating(0, q(32), 40),
             Err(AlternatingBoundError::Ikos(
@@ -416,11 +463,59 @@ mod tests {
         assert!(m_required_alternating(12, q(8), 10).is_ok());
     }
 
+    /// Ragged layouts get a certified m: never fewer shares than the uniform shuffle, and
+    /// never fewer than the rectangular full-row grid alone would need for its s = 1 term
+    /// when the short row is tiny (its cells are hidden among only r (F + 1) positions).
+    #[test]
+    fn ragged_layouts_are_certified_and_pay_for_a_short_row() {
+        for n in [1_000u64, 10_001, 10_099, 100_000, 1_000_001, 10_000_000] {
+            let l = GridLayout::new(n as usize);
+            let (h, w) = (l.height() as u64, l.width() as u64);
+            assert_ne!(h * w, n, "n = {n} should be ragged");
+            for (bits, sigma) in [(32u32, 40u32), (64, 80)] {
+                let m = m_required_alternating(n, q(bits), sigma).unwrap();
+                let d = alternating_distance_bound_log2(n, m, q(bits)).unwrap();
+                let below = alternating_distance_bound_log2(n, m - 1, q(bits)).unwrap();
+                assert!(
+                    d <= -f64::from(sigma) && below > -f64::from(sigma),
+                    "n={n}: {d} {below}"
+                );
+                assert!(m >= crate::protocol::m_required(n, q(bits), sigma).unwrap());
+                // A short-row cell has Pr[Q(i) = i] = 1/(r h) (h = F + 1), not 1/n: the
+                // bound keeps its s = 1 term, at least r (q - 1) (r h)^-(m - 1).
+                let r = n - (h - 1) * w;
+                let lead = (f64::from(bits) + (r as f64).log2()
+                    - f64::from(m - 1) * ((r * h) as f64).log2())
+                    / 2.0;
+                assert!(
+                    d >= lead - 1e-6,
+                    "n={n}: {d} below the short-row term {lead}"
+                );
+            }
+        }
+        // A one-cell short row: n = 100 * 101 + 1 gives w = h = 101, r = 1.
+        let n = 100 * 101 + 1;
+        let l = GridLayout::new(n as usize);
+        assert_eq!((l.height(), l.width()), (101, 101));
+        let m_ragged = m_required_alternating(n, q(32), 40).unwrap();
+        let m_square = m_required_alternating(100 * 100, q(32), 40).unwrap();
+        eprintln!("n = {n}: m = {m_ragged}; 100 x 100: m = {m_square}");
+        assert!(m_ragged > m_square, "{m_ragged} vs {m_square}");
+    }
+
     /// Table of `docs/multi-message.md` (A^2_pi column). Run with --ignored --nocapture.
     #[test]
     #[ignore]
     fn m_required_alternating_table() {
-        for n in [100u64, 10_000, 1_000_000, 100_000_000] {
+        for n in [
+            100u64,
+            1_000,
+            10_000,
+            100_000,
+            1_000_000,
+            10_000_000,
+            100_000_000,
+        ] {
             for (bits, sigma) in [(32, 40), (32, 80), (64, 40), (64, 80)] {
                 let m = m_required_alternating(n, q(bits), sigma).unwrap();
                 let d = alternating_distance_bound_log2(n, m, q(bits)).unwrap();

@@ -290,7 +290,7 @@ impl IkosSum {
     /// The same protocol with its shares sent through the alternating shuffler A^2_pi (m
     /// instances sharing pi) instead of one uniform shuffle: m becomes
     /// [`crate::protocol::m_required_alternating`] for n, q and sigma (certified for
-    /// rectangular layouts only; `docs/multi-message.md`). The noise, q and the guarantee's
+    /// `GridLayout::new(n)`, rectangular or ragged; `docs/multi-message.md`). The noise, q and the guarantee's
     /// form are unchanged.
     pub fn over_alternating(&self) -> Result<Self, AlternatingBoundError> {
         let modulus = self.ikos.modulus();
@@ -370,9 +370,9 @@ impl IkosSum {
             predicted_mse: (self.users as f64 / 4.0 + noise_variance) / (p * p),
             assumes: if self.alternating {
                 if self.honest == self.users {
-                    "all n clients are honest and present (a dropped or colluding client's noise is lost); the alternating shuffler A^2_pi (m instances sharing a public placement, secret row and column permutations), n = h w"
+                    "all n clients are honest and present (a dropped or colluding client's noise is lost); the alternating shuffler A^2_pi (m instances sharing a public placement, secret row and column permutations; layout GridLayout(n), a ragged last row allowed)"
                 } else {
-                    "at least h clients are honest and present (their noise alone is the discrete Laplace); the alternating shuffler A^2_pi, n = h w; the IKOS bound is for the n clients present"
+                    "at least h clients are honest and present (their noise alone is the discrete Laplace); the alternating shuffler A^2_pi (layout GridLayout(n), a ragged last row allowed); the IKOS bound is for the n clients present"
                 }
             } else if self.honest == self.users {
                 "all n clients are honest and present (a dropped or colluding client's noise is lost); one uniform shuffle of all n m shares"

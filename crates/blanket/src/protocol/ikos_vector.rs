@@ -19,6 +19,14 @@
 //! simulation from the d sums (hybrid over the instances) and the protocol is
 //! (eps, (1 + e^eps) 2^-sigma)-DP.
 //!
+//! **Over the alternating shuffler A^2_pi** ([`IkosVector::over_alternating`]): all d m
+//! instances share one public placement pi, each draws its own secret row and column
+//! permutations, and each coordinate's m gets m_required_alternating(n, q, sigma_c). The
+//! A^2_pi bound holds for every fixed pi (`docs/multi-message.md`: the view under pi is the
+//! pi-free view of relabelled inputs), and given pi and the noisy encoded values the d
+//! coordinates' views are independent (fresh shares, independent secret permutations), so
+//! the same hybrid over the d coordinates, conditionally on pi, gives d 2^-sigma_c again.
+//!
 //! **Overflow**: each coordinate's modulus is chosen by [`IkosSum`]: the smallest power of two
 //! with q >= 2 n p, q >= 4 T and n p + T < 3q/4 (T: noise bound, Pr[|noise| > T] <= 2^-sigma_c),
 //! so a coordinate decodes correctly unless its noise exceeds T.
@@ -31,6 +39,7 @@ use crate::analyzer::ModularSum;
 use crate::encode::randomized_round;
 use crate::params::{ParamError, Precision, UnitValue};
 use crate::protocol::ikos::MAX_SIGMA;
+use crate::protocol::ikos_alternating_bound::AlternatingBoundError;
 use crate::protocol::ikos_sum::{
     min_epsilon_display, IkosSum, IkosSumError, IkosSumReport, MIN_EPS_PER_UNIT,
 };
@@ -111,6 +120,9 @@ pub struct IkosVectorReport {
     /// bound (histogram: noise only, counts exact; box: rounding <= 1/4 per client and
     /// coordinate plus noise, divided by p^2), all clients present.
     pub predicted_mse: f64,
+    /// Whether the shares go through the alternating shuffler A^2_pi (all d m instances
+    /// sharing pi) rather than one uniform shuffle per coordinate.
+    pub alternating: bool,
 }
 
 /// d coordinate instances of the IKOS DP sum (module docs).
@@ -225,6 +237,23 @@ impl IkosVector {
         })
     }
 
+    /// The same protocol over the alternating shuffler A^2_pi: all d m instances share one
+    /// public placement pi, each with its own secret row and column permutations, and m
+    /// becomes [`crate::protocol::m_required_alternating`] at the coordinate's modulus and
+    /// sigma_c = sigma + ceil(log2 d) (module docs: the hybrid over the d coordinates holds
+    /// conditionally on pi). Noise, q and delta are unchanged.
+    pub fn over_alternating(&self) -> Result<Self, AlternatingBoundError> {
+        Ok(Self {
+            coord: self.coord.over_alternating()?,
+            ..*self
+        })
+    }
+
+    /// Whether the shares go through the alternating shuffler A^2_pi.
+    pub fn is_alternating(&self) -> bool {
+        self.coord.is_alternating()
+    }
+
     /// One coordinate's instance (all d share its parameters).
     pub fn coordinate(&self) -> &IkosSum {
         &self.coord
@@ -254,6 +283,7 @@ impl IkosVector {
             epsilon_per_coordinate: self.eps_coord,
             messages_per_user: self.dim as u64 * u64::from(c.shares),
             predicted_mse: d * per_coord,
+            alternating: self.coord.is_alternating(),
             coordinate: c,
         }
     }
@@ -416,6 +446,60 @@ mod tests {
             })
             .collect();
         let est = run(&v, &clients, &mut rng);
+        for (j, e) in est.iter().enumerate() {
+            let count = buckets.iter().filter(|&&b| b == j).count() as f64;
+            assert_eq!(*e, count, "bucket {j}");
+        }
+    }
+
+    /// Over A^2_pi: each coordinate's m is `m_required_alternating` at the coordinate's q and
+    /// sigma_c (never below the uniform count), noise and delta unchanged; the counts are
+    /// exact through the real alternating shuffler (all d m instances sharing pi, a ragged
+    /// n = 500 layout: 23 x 23, last row of 16).
+    #[test]
+    fn histogram_over_alternating_is_exact_and_certified() {
+        use crate::shuffle::{AlternatingShuffler, GridLayout, PublicPlacement};
+        let mut rng = simulation_rng(4);
+        let (n, d) = (500usize, 7usize);
+        let uniform = IkosVector::histogram(n as u64, d, 1.0, 30).unwrap();
+        let v = uniform.over_alternating().unwrap();
+        assert!(v.is_alternating() && !uniform.is_alternating());
+        let c = v.coordinate();
+        let q = c.ikos().modulus();
+        let m = c.ikos().shares();
+        assert_eq!(
+            m,
+            crate::protocol::m_required_alternating(n as u64, q, v.report().sigma_per_coordinate)
+                .unwrap()
+        );
+        assert!(m >= uniform.coordinate().ikos().shares());
+        let (r, ru) = (v.report(), uniform.report());
+        assert!(r.alternating && !ru.alternating);
+        assert_eq!((r.delta, r.predicted_mse), (ru.delta, ru.predicted_mse));
+        assert_eq!(r.messages_per_user, d as u64 * u64::from(m));
+        let buckets: Vec<usize> = (0..n).map(|i| (i * i + 3) % d).collect();
+        let shuffler =
+            AlternatingShuffler::new(PublicPlacement::sample(GridLayout::new(n), &mut rng));
+        let mut states = v.analyzers();
+        for (j, state) in states.iter_mut().enumerate() {
+            let shares: Vec<Vec<u64>> = buckets
+                .iter()
+                .map(|&b| {
+                    q.share(c.encode(u64::from(j == b), 0), m as usize, &mut rng)
+                        .unwrap()
+                })
+                .collect();
+            let mut instances: Vec<Vec<u64>> = (0..m as usize)
+                .map(|k| shares.iter().map(|s| s[k]).collect())
+                .collect();
+            shuffler
+                .shuffle_instances(&mut instances, &mut rng)
+                .unwrap();
+            for inst in &instances {
+                crate::analyzer::Aggregator::absorb_all(state, inst).unwrap();
+            }
+        }
+        let est = v.estimate(&states).unwrap();
         for (j, e) in est.iter().enumerate() {
             let count = buckets.iter().filter(|&&b| b == j).count() as f64;
             assert_eq!(*e, count, "bucket {j}");

@@ -387,6 +387,7 @@ async fn bad_budget_fields_are_refused_naming_the_field() {
     // Malformed JSON for a budget field: refused as malformed, naming it.
     let r = reqwest::Client::new()
         .post(format!("{}/relay/tasks", server.url))
+        .bearer_auth(common::ADMIN)
         .header("content-type", "application/json")
         .body(r#"{"clients": 30, "protocol": "histogram", "domain": 4, "eps": 2, "delta": 0.001, "budget_eps": "lots"}"#)
         .send()

@@ -11,9 +11,9 @@
 //! the client's (`docs/performance.md`), and a chi-square test compares the batched and the
 //! per-client states on small instances.
 //!
-//! The users, sorted by group, are cut into blocks of [`CHUNK`] users, each with its own
-//! ChaCha12 stream (seed, repetition, block): the result does not depend on the thread
-//! count. With the ideal shuffler the messages are written out, permuted uniformly and
+//! The users, sorted by group, are cut into blocks of [`CHUNK`] users (fewer for a
+//! [`StepWork`] that asks for smaller blocks), each with its own ChaCha12 stream (seed,
+//! repetition, block): the result does not depend on the thread count. With the ideal shuffler the messages are written out, permuted uniformly and
 //! absorbed; a uniform permutation of a sequence has a law that depends only on the multiset
 //! of its entries, so writing them grouped changes nothing, and the state is bit-identical
 //! to the unshuffled one for the same seed.
@@ -127,18 +127,24 @@ impl Iterator for Segments<'_> {
 /// Where each block of [`CHUNK`] users of the users sorted by group starts: (group, offset
 /// in the group, users in the block). One pass over the groups; no per-user memory.
 pub(crate) fn plan(groups: &[u64]) -> Vec<(usize, u64, u64)> {
+    plan_blocks(groups, CHUNK as u64)
+}
+
+/// [`plan`] with blocks of `block` users (1 <= block <= [`CHUNK`]).
+pub(crate) fn plan_blocks(groups: &[u64], block: u64) -> Vec<(usize, u64, u64)> {
+    let block = block.clamp(1, CHUNK as u64);
     let mut starts = Vec::new();
     let mut before = 0u64; // users in the groups before g
     let mut next = 0u64; // first user of the next block
     for (g, &c) in groups.iter().enumerate() {
         while next < before + c {
-            starts.push((g, next - before, CHUNK as u64));
-            next += CHUNK as u64;
+            starts.push((g, next - before, block));
+            next += block;
         }
         before += c;
     }
     if let Some(last) = starts.last_mut() {
-        last.2 = before - (next - CHUNK as u64);
+        last.2 = before - (next - block);
     }
     starts
 }
@@ -231,6 +237,13 @@ pub trait StepWork: Sync {
     type Stream<'g>: Send;
     /// Messages per user (every user sends exactly this many).
     fn per_user(&self) -> u32;
+    /// Users per block (each block of each repetition has its own stream), clamped to
+    /// 8..=[`CHUNK`] (at least [`super::MAX_USERS`] / 2^32, so that stream ids stay unique). Smaller blocks let the threads share out the users of one repetition, each
+    /// thread reading its own part of the data (a protocol whose users read large data rows
+    /// scales with the threads only then). It must not depend on the thread count.
+    fn block_users(&self) -> u64 {
+        CHUNK as u64
+    }
     /// A stream over the users of `segments`, drawing from `pool`.
     fn start<'g>(&self, pool: BitPool<SimulationRng>, segments: Segments<'g>) -> Self::Stream<'g>;
     /// Emits the messages of the stream's next batch of users into `sink`; `false` when no
@@ -332,7 +345,12 @@ where
     let per_user = work.per_user();
     check_run(users, per_user, shuffle)?;
     let messages = users * u64::from(per_user);
-    let blocks = plan(groups);
+    // At least MAX_USERS / 2^32 users per block: fewer than 2^32 blocks, so every stream id
+    // (repetition << 32 | block) is unique.
+    let block = work
+        .block_users()
+        .clamp(super::MAX_USERS >> 32, CHUNK as u64);
+    let blocks = plan_blocks(groups, block);
     if blocks.is_empty() {
         return Ok(reps.map(|_| new_state()).collect());
     }
@@ -346,7 +364,16 @@ where
     while r < reps.end {
         let end = r.saturating_add(round).min(reps.end);
         let states = if shuffle {
-            shuffled_round(groups, &blocks, seed, r..end, work, &new_state, messages)?
+            shuffled_round(
+                groups,
+                &blocks,
+                block,
+                seed,
+                r..end,
+                work,
+                &new_state,
+                messages,
+            )?
         } else {
             streamed_round(groups, &blocks, seed, r..end, work, &new_state)?
         };
@@ -441,9 +468,11 @@ where
 /// absorbed. When a repetition is a single block of users, see [`one_block_shuffled_round`];
 /// otherwise all buffers of the round are written first (work items (block, group of
 /// repetitions) in parallel), then each is permuted and absorbed.
+#[allow(clippy::too_many_arguments)]
 fn shuffled_round<W, A, N>(
     groups: &[u64],
     blocks: &[(usize, u64, u64)],
+    block: u64,
     seed: u64,
     reps: Range<u32>,
     work: &W,
@@ -459,7 +488,7 @@ where
     if let [only] = blocks {
         return one_block_shuffled_round(groups, only, seed, reps, work, new_state, messages);
     }
-    let per_block = CHUNK * work.per_user() as usize;
+    let per_block = block as usize * work.per_user() as usize;
     // check_run bounded the messages by MAX_SHUFFLED_MESSAGES (2^28).
     let mut bufs: Vec<Vec<W::Packed>> = reps
         .clone()
@@ -508,7 +537,7 @@ where
         .collect()
 }
 
-/// [`shuffled_round`] when every repetition is one block of users (n <= [`CHUNK`]): the
+/// [`shuffled_round`] when every repetition is one block of users: the
 /// repetitions are cut into one group per thread, and each worker writes its group's
 /// messages (the streams interleaved batch by batch, as in [`interleave`]), then permutes and
 /// absorbs each buffer in turn. No barrier between writing and shuffling, and the buffers
@@ -636,6 +665,14 @@ mod tests {
         assert_eq!(
             plan(&exact),
             vec![(0, 0, CHUNK as u64), (1, 0, CHUNK as u64)]
+        );
+        assert_eq!(
+            plan_blocks(&[5, 0, 3], 2),
+            vec![(0, 0, 2), (0, 2, 2), (0, 4, 2), (2, 1, 2)]
+        );
+        assert_eq!(
+            plan_blocks(&[5, 0, 3], 3),
+            vec![(0, 0, 3), (0, 3, 3), (2, 1, 2)]
         );
     }
 }

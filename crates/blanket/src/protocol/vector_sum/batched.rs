@@ -128,6 +128,12 @@ impl Codec for Narrow {
 /// Messages per batch of the vector-sum sampler.
 const BATCH: usize = 256;
 
+/// Users per block (one stream per block and repetition): 2^11, so that the paper's n = 50000
+/// is 25 blocks and two threads each read about half of the data rows. With one block per
+/// repetition, both threads read the same rows (30 MB of ecg-windows) and the run did not
+/// speed up at all on a second thread (measured: docs/performance.md, fifth round).
+const BLOCK_USERS: u64 = 1 << 11;
+
 struct VectorBlocks<'a, C> {
     p: &'a VectorSum,
     rows: &'a UnitVectors,
@@ -165,6 +171,10 @@ impl<C: Codec> StepWork for VectorBlocks<'_, C> {
 
     fn per_user(&self) -> u32 {
         self.p.t
+    }
+
+    fn block_users(&self) -> u64 {
+        BLOCK_USERS
     }
 
     fn start<'g>(&self, pool: BitPool<SimulationRng>, segments: Segments<'g>) -> VectorStream<'g> {
@@ -372,7 +382,7 @@ mod tests {
     #[test]
     fn repetitions_interleaved_equal_each_repetition_alone() {
         // The interleaved multi-repetition run gives, for every repetition, the state of
-        // `simulate_batched` alone (same streams, same draws): 4 blocks of users, t = 1 and 3,
+        // `simulate_batched` alone (same streams, same draws): many blocks of users, t = 1 and 3,
         // with and without the shuffler, on 1 and 2 threads (1, 2 or 4 work items per block).
         let d = 5u64;
         let flat: Vec<f64> = (0..40 * d).map(|i| ((i * 53) % 97) as f64 / 96.0).collect();
@@ -404,21 +414,28 @@ mod tests {
                 .unwrap()
                 .is_empty());
         }
-        // One block of users (n <= CHUNK: each worker writes, shuffles and absorbs a group
-        // of repetitions in buffers it reuses), with messages packed into 4 bytes (k = 4) and
-        // as pairs (d 2^26 > 2^32 for k = 2^26 - 1); 1, 2 and 3 threads (groups of 7, 4 and
-        // 3 repetitions). Shuffled, every state equals the unshuffled one, which takes the
-        // other path (states folded straight from the streams).
+        // One block of users (n <= BLOCK_USERS: each worker writes, shuffles and absorbs a
+        // group of repetitions in buffers it reuses) and 10 blocks, with messages packed into 4
+        // bytes (k = 4) and as pairs (d 2^26 > 2^32 for k = 2^26 - 1); 1, 2 and 3 threads
+        // (groups of 7, 4 and 3 repetitions). Shuffled, every state equals the unshuffled
+        // one, which takes the other path (states folded straight from the streams).
         let d = 100u64;
         let flat: Vec<f64> = (0..30 * d).map(|i| ((i * 53) % 97) as f64 / 96.0).collect();
         let rows = UnitVectors::from_flat(d, &flat).unwrap();
-        let counts: Vec<u64> = (0..30).map(|r| 100 + 37 * r).collect();
-        assert!(counts.iter().sum::<u64>() <= crate::simulate::CHUNK as u64);
-        for (t, k) in [(1u64, 4u64), (2, (1 << 26) - 1)] {
+        let one: Vec<u64> = (0..30).map(|r| 10 + 3 * r).collect();
+        let ten: Vec<u64> = (0..30).map(|r| 100 + 37 * r).collect();
+        assert!(one.iter().sum::<u64>() <= BLOCK_USERS);
+        assert_eq!(ten.iter().sum::<u64>().div_ceil(BLOCK_USERS), 10);
+        for (t, k, counts) in [
+            (1u64, 4u64, &one),
+            (2, (1 << 26) - 1, &one),
+            (1, 4, &ten),
+            (2, (1 << 26) - 1, &ten),
+        ] {
             let p =
                 VectorSum::new(d, t, Precision::new(k).unwrap(), Gamma::new(0.1).unwrap()).unwrap();
             let plain: Vec<_> = (2..9)
-                .map(|r| p.simulate_batched(&rows, &counts, 13, r, false).unwrap())
+                .map(|r| p.simulate_batched(&rows, counts, 13, r, false).unwrap())
                 .collect();
             for threads in [1, 2, 3] {
                 let pool = rayon::ThreadPoolBuilder::new()
@@ -428,13 +445,13 @@ mod tests {
                 for shuffle in [false, true] {
                     let together = pool
                         .install(|| {
-                            p.simulate_batched_repetitions(&rows, &counts, 13, 2..9, shuffle)
+                            p.simulate_batched_repetitions(&rows, counts, 13, 2..9, shuffle)
                         })
                         .unwrap();
                     assert_eq!(together, plain, "t = {t}, k = {k}, {threads} threads");
                 }
                 let alone = pool
-                    .install(|| p.simulate_batched(&rows, &counts, 13, 5, true))
+                    .install(|| p.simulate_batched(&rows, counts, 13, 5, true))
                     .unwrap();
                 assert_eq!(alone, plain[3]);
             }

@@ -13,10 +13,11 @@
 //!
 //! The users, sorted by group, are cut into blocks of [`CHUNK`] users (fewer for a
 //! [`StepWork`] that asks for smaller blocks), each with its own ChaCha12 stream (seed,
-//! repetition, block): the result does not depend on the thread count. With the ideal shuffler the messages are written out, permuted uniformly and
-//! absorbed; a uniform permutation of a sequence has a law that depends only on the multiset
-//! of its entries, so writing them grouped changes nothing, and the state is bit-identical
-//! to the unshuffled one for the same seed.
+//! repetition, block): the result does not depend on the thread count. With the ideal
+//! shuffler the messages are written out, permuted uniformly and absorbed; a uniform
+//! permutation of a sequence has a law that depends only on the multiset of its entries, so
+//! writing them grouped changes nothing, and the state is bit-identical to the unshuffled
+//! one for the same seed.
 
 use super::{check_run, stream, SimulationError, CHUNK};
 use crate::analyzer::{AggregateError, Aggregator};
@@ -238,9 +239,9 @@ pub trait StepWork: Sync {
     /// Messages per user (every user sends exactly this many).
     fn per_user(&self) -> u32;
     /// Users per block (each block of each repetition has its own stream), clamped to
-    /// 8..=[`CHUNK`] (at least [`super::MAX_USERS`] / 2^32, so that stream ids stay unique). Smaller blocks let the threads share out the users of one repetition, each
-    /// thread reading its own part of the data (a protocol whose users read large data rows
-    /// scales with the threads only then). It must not depend on the thread count.
+    /// 8..=[`CHUNK`] (at least [`super::MAX_USERS`] / 2^32, so that stream ids stay
+    /// unique). Smaller blocks let the threads share out the users of one repetition, each
+    /// thread reading its own part of the data rows. It must not depend on the thread count.
     fn block_users(&self) -> u64 {
         CHUNK as u64
     }

@@ -35,7 +35,8 @@ pub const MAX_SHUFFLED_MESSAGES: u64 = 1 << 28;
 /// on 2 cores (measured at n = 1e9: 5 s), so 2^35 users take minutes per repetition, while
 /// n = 1e12 would take over an hour per repetition (hours for the multi-message vector sum).
 /// It also keeps every chunk's random stream id (repetition << 32 | chunk) unique, which
-/// needs fewer than 2^32 chunks of [`CHUNK`] users.
+/// needs fewer than 2^32 chunks of [`CHUNK`] users (or of the at least 8 users of a
+/// [`batched::StepWork`] block).
 pub const MAX_USERS: u64 = 1 << 35;
 
 /// A simulation that cannot run, or a message the analyzer rejected.

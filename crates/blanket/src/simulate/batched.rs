@@ -11,12 +11,13 @@
 //! the client's (`docs/performance.md`), and a chi-square test compares the batched and the
 //! per-client states on small instances.
 //!
-//! The users, sorted by group, are cut into blocks of [`CHUNK`] users, each with its own
-//! ChaCha12 stream (seed, repetition, block): the result does not depend on the thread
-//! count. With the ideal shuffler the messages are written out, permuted uniformly and
-//! absorbed; a uniform permutation of a sequence has a law that depends only on the multiset
-//! of its entries, so writing them grouped changes nothing, and the state is bit-identical
-//! to the unshuffled one for the same seed.
+//! The users, sorted by group, are cut into blocks of [`CHUNK`] users (fewer for a
+//! [`StepWork`] that asks for smaller blocks), each with its own ChaCha12 stream (seed,
+//! repetition, block): the result does not depend on the thread count. With the ideal
+//! shuffler the messages are written out, permuted uniformly and absorbed; a uniform
+//! permutation of a sequence has a law that depends only on the multiset of its entries, so
+//! writing them grouped changes nothing, and the state is bit-identical to the unshuffled
+//! one for the same seed.
 
 use super::{check_run, stream, SimulationError, CHUNK};
 use crate::analyzer::{AggregateError, Aggregator};
@@ -127,18 +128,24 @@ impl Iterator for Segments<'_> {
 /// Where each block of [`CHUNK`] users of the users sorted by group starts: (group, offset
 /// in the group, users in the block). One pass over the groups; no per-user memory.
 pub(crate) fn plan(groups: &[u64]) -> Vec<(usize, u64, u64)> {
+    plan_blocks(groups, CHUNK as u64)
+}
+
+/// [`plan`] with blocks of `block` users (1 <= block <= [`CHUNK`]).
+pub(crate) fn plan_blocks(groups: &[u64], block: u64) -> Vec<(usize, u64, u64)> {
+    let block = block.clamp(1, CHUNK as u64);
     let mut starts = Vec::new();
     let mut before = 0u64; // users in the groups before g
     let mut next = 0u64; // first user of the next block
     for (g, &c) in groups.iter().enumerate() {
         while next < before + c {
-            starts.push((g, next - before, CHUNK as u64));
-            next += CHUNK as u64;
+            starts.push((g, next - before, block));
+            next += block;
         }
         before += c;
     }
     if let Some(last) = starts.last_mut() {
-        last.2 = before - (next - CHUNK as u64);
+        last.2 = before - (next - block);
     }
     starts
 }
@@ -218,11 +225,26 @@ where
 pub trait StepWork: Sync {
     /// One message.
     type Message: Copy + Send + Sync + Default;
+    /// A message as the ideal shuffler's buffer holds it (for example packed into 4 bytes):
+    /// `unpack(pack(m)) == m` for every message the stream emits. The shuffler permutes the
+    /// packed messages, which permutes the messages alike.
+    type Packed: Copy + Send + Sync + Default;
+    /// A message packed for the shuffler's buffer.
+    fn pack(&self, message: Self::Message) -> Self::Packed;
+    /// The message back from its packed form.
+    fn unpack(&self, packed: Self::Packed) -> Self::Message;
     /// The state of one (repetition, block) stream: its generator, its pending coins, where
     /// it is in the block's segments.
     type Stream<'g>: Send;
     /// Messages per user (every user sends exactly this many).
     fn per_user(&self) -> u32;
+    /// Users per block (each block of each repetition has its own stream), clamped to
+    /// 8..=[`CHUNK`] (at least [`super::MAX_USERS`] / 2^32, so that stream ids stay
+    /// unique). Smaller blocks let the threads share out the users of one repetition, each
+    /// thread reading its own part of the data rows. It must not depend on the thread count.
+    fn block_users(&self) -> u64 {
+        CHUNK as u64
+    }
     /// A stream over the users of `segments`, drawing from `pool`.
     fn start<'g>(&self, pool: BitPool<SimulationRng>, segments: Segments<'g>) -> Self::Stream<'g>;
     /// Emits the messages of the stream's next batch of users into `sink`; `false` when no
@@ -234,9 +256,38 @@ pub trait StepWork: Sync {
     ) -> Result<bool, AggregateError>;
 }
 
+/// Writes a block's messages, packed by `work`, into its slice of the buffer to shuffle
+/// (exactly `users * per_user` of them).
+struct PackSink<'a, W: StepWork> {
+    work: &'a W,
+    out: &'a mut [W::Packed],
+    at: usize,
+}
+
+impl<W: StepWork> Sink<W::Message> for PackSink<'_, W> {
+    #[inline]
+    fn push(&mut self, message: W::Message) -> Result<(), AggregateError> {
+        if let Some(slot) = self.out.get_mut(self.at) {
+            *slot = self.work.pack(message);
+        }
+        self.at += 1;
+        Ok(())
+    }
+    #[inline]
+    fn push_many(&mut self, message: W::Message, k: u64) -> Result<(), AggregateError> {
+        let end = (self.at + k as usize).min(self.out.len());
+        if let Some(slots) = self.out.get_mut(self.at..end) {
+            slots.fill(self.work.pack(message));
+        }
+        self.at += k as usize;
+        Ok(())
+    }
+}
+
 /// At most this many messages are held for the ideal shuffler at once by
-/// [`run_grouped_repetitions`] (64 MiB of 8-byte messages): repetitions are run in rounds of
-/// at most this many messages in all (at least one repetition per round).
+/// [`run_grouped_repetitions`] (at most 64 MiB of messages of at most 8 bytes): repetitions
+/// are run in rounds of at most this many messages in all (at least one repetition per
+/// round).
 pub const MAX_BUFFERED_MESSAGES: u64 = 1 << 23;
 
 /// Runs the streams of repetitions `reps` over one block of users, interleaved batch by
@@ -295,7 +346,12 @@ where
     let per_user = work.per_user();
     check_run(users, per_user, shuffle)?;
     let messages = users * u64::from(per_user);
-    let blocks = plan(groups);
+    // At least MAX_USERS / 2^32 users per block: fewer than 2^32 blocks, so every stream id
+    // (repetition << 32 | block) is unique.
+    let block = work
+        .block_users()
+        .clamp(super::MAX_USERS >> 32, CHUNK as u64);
+    let blocks = plan_blocks(groups, block);
     if blocks.is_empty() {
         return Ok(reps.map(|_| new_state()).collect());
     }
@@ -309,7 +365,16 @@ where
     while r < reps.end {
         let end = r.saturating_add(round).min(reps.end);
         let states = if shuffle {
-            shuffled_round(groups, &blocks, seed, r..end, work, &new_state, messages)?
+            shuffled_round(
+                groups,
+                &blocks,
+                block,
+                seed,
+                r..end,
+                work,
+                &new_state,
+                messages,
+            )?
         } else {
             streamed_round(groups, &blocks, seed, r..end, work, &new_state)?
         };
@@ -399,12 +464,16 @@ where
     Ok(per_group.into_iter().flatten().collect())
 }
 
-/// One round with the ideal shuffler: every repetition's messages written into its buffer
-/// (work items (block, group of repetitions) in parallel), then each buffer permuted by the
-/// ideal shuffler (stream (seed, u64::MAX - repetition)) and absorbed.
+/// One round with the ideal shuffler: every repetition's messages written (packed) into a
+/// buffer, permuted by the ideal shuffler (stream (seed, u64::MAX - repetition)) and
+/// absorbed. When a repetition is a single block of users, see [`one_block_shuffled_round`];
+/// otherwise all buffers of the round are written first (work items (block, group of
+/// repetitions) in parallel), then each is permuted and absorbed.
+#[allow(clippy::too_many_arguments)]
 fn shuffled_round<W, A, N>(
     groups: &[u64],
     blocks: &[(usize, u64, u64)],
+    block: u64,
     seed: u64,
     reps: Range<u32>,
     work: &W,
@@ -417,16 +486,19 @@ where
     A::Message: Default + Send + Sync,
     N: Fn() -> A + Sync,
 {
-    let per_block = CHUNK * work.per_user() as usize;
+    if let [only] = blocks {
+        return one_block_shuffled_round(groups, only, seed, reps, work, new_state, messages);
+    }
+    let per_block = block as usize * work.per_user() as usize;
     // check_run bounded the messages by MAX_SHUFFLED_MESSAGES (2^28).
-    let mut bufs: Vec<Vec<A::Message>> = reps
+    let mut bufs: Vec<Vec<W::Packed>> = reps
         .clone()
-        .map(|_| vec![A::Message::default(); messages as usize])
+        .map(|_| vec![W::Packed::default(); messages as usize])
         .collect();
     {
         // Each repetition's buffer cut at the blocks' boundaries ([rep][block]), regrouped
         // per work item (block, group of repetitions).
-        let mut cuts: Vec<Vec<&mut [A::Message]>> = bufs
+        let mut cuts: Vec<Vec<&mut [W::Packed]>> = bufs
             .iter_mut()
             .map(|b| b.chunks_mut(per_block.max(1)).collect())
             .collect();
@@ -435,7 +507,7 @@ where
         // From the last block down, so that popping each repetition's cuts yields block b.
         for b in (0..blocks.len()).rev() {
             for g in &rep_groups {
-                let outs: Vec<&mut [A::Message]> = g
+                let outs: Vec<&mut [W::Packed]> = g
                     .clone()
                     .filter_map(|r| cuts.get_mut((r - reps.start) as usize)?.pop())
                     .collect();
@@ -444,9 +516,9 @@ where
             }
         }
         items.into_par_iter().try_for_each(|(b, g, outs)| {
-            let mut sinks: Vec<SliceSink<'_, A::Message>> = outs
+            let mut sinks: Vec<PackSink<'_, W>> = outs
                 .into_iter()
-                .map(|out| SliceSink { out, at: 0 })
+                .map(|out| PackSink { work, out, at: 0 })
                 .collect();
             interleave(
                 work,
@@ -462,21 +534,102 @@ where
     }
     bufs.into_par_iter()
         .zip(reps)
-        .map(|(mut all, r)| {
-            let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(r));
-            UniformShuffler.shuffle_parallel(&mut all, &mut shuffle_rng);
-            all.par_chunks(CHUNK)
-                .try_fold(new_state, |mut state, part| {
-                    state.absorb_all(part)?;
-                    Ok::<_, AggregateError>(state)
-                })
-                .try_reduce_with(|mut a, b| {
-                    a.merge(b)?;
-                    Ok(a)
-                })
-                .unwrap_or_else(|| Ok(new_state()))
-        })
+        .map(|(mut all, r)| shuffle_and_absorb(work, &mut all, seed, r, new_state))
         .collect()
+}
+
+/// [`shuffled_round`] when every repetition is one block of users: the
+/// repetitions are cut into one group per thread, and each worker writes its group's
+/// messages (the streams interleaved batch by batch, as in [`interleave`]), then permutes and
+/// absorbs each buffer in turn. No barrier between writing and shuffling, and the buffers
+/// (4 bytes a message when packed) are reused by the worker's next group instead of
+/// allocated per repetition. The same streams draw the same values: each state is
+/// bit-identical to the two-phase round's.
+fn one_block_shuffled_round<W, A, N>(
+    groups: &[u64],
+    block: &(usize, u64, u64),
+    seed: u64,
+    reps: Range<u32>,
+    work: &W,
+    new_state: &N,
+    messages: u64,
+) -> Result<Vec<A>, AggregateError>
+where
+    W: StepWork<Message = A::Message>,
+    A: Aggregator + Send,
+    N: Fn() -> A + Sync,
+{
+    let threads = rayon::current_num_threads().max(1);
+    let size = reps.len().div_ceil(threads).max(1) as u32;
+    let mut rep_groups = Vec::new();
+    let mut r = reps.start;
+    while r < reps.end {
+        let e = r.saturating_add(size).min(reps.end);
+        rep_groups.push(r..e);
+        r = e;
+    }
+    let per_group = rep_groups
+        .into_par_iter()
+        .map_init(Vec::<Vec<W::Packed>>::new, |bufs, g| {
+            // check_run bounded the messages by MAX_SHUFFLED_MESSAGES (2^28). Every slot is
+            // overwritten by the streams, so a reused buffer needs no clearing.
+            if bufs.len() < g.len() {
+                bufs.resize_with(g.len(), || vec![W::Packed::default(); messages as usize]);
+            }
+            let mut sinks: Vec<PackSink<'_, W>> = bufs
+                .iter_mut()
+                .take(g.len())
+                .map(|out| PackSink {
+                    work,
+                    out: out.as_mut_slice(),
+                    at: 0,
+                })
+                .collect();
+            interleave(
+                work,
+                seed,
+                0,
+                segments_of(groups, block),
+                g.clone(),
+                &mut sinks,
+            )?;
+            debug_assert!(sinks.iter().all(|s| s.at == s.out.len()));
+            drop(sinks);
+            g.zip(bufs.iter_mut())
+                .map(|(r, buf)| shuffle_and_absorb(work, buf, seed, r, new_state))
+                .collect::<Result<Vec<A>, AggregateError>>()
+        })
+        .collect::<Result<Vec<Vec<A>>, AggregateError>>()?;
+    Ok(per_group.into_iter().flatten().collect())
+}
+
+/// Permutes repetition `r`'s packed messages by the ideal shuffler (a uniform permutation,
+/// stream (seed, u64::MAX - r)) and absorbs them into a fresh state.
+fn shuffle_and_absorb<W, A, N>(
+    work: &W,
+    buf: &mut [W::Packed],
+    seed: u64,
+    r: u32,
+    new_state: &N,
+) -> Result<A, AggregateError>
+where
+    W: StepWork<Message = A::Message>,
+    A: Aggregator + Send,
+    N: Fn() -> A + Sync,
+{
+    let mut shuffle_rng = simulation_stream(seed, u64::MAX - u64::from(r));
+    UniformShuffler.shuffle_parallel(buf, &mut shuffle_rng);
+    buf.par_chunks(CHUNK)
+        .try_fold(new_state, |mut state, part| {
+            part.iter()
+                .try_for_each(|&p| state.absorb(work.unpack(p)))?;
+            Ok::<_, AggregateError>(state)
+        })
+        .try_reduce_with(|mut a, b| {
+            a.merge(b)?;
+            Ok(a)
+        })
+        .unwrap_or_else(|| Ok(new_state()))
 }
 
 #[cfg(test)]
@@ -513,6 +666,14 @@ mod tests {
         assert_eq!(
             plan(&exact),
             vec![(0, 0, CHUNK as u64), (1, 0, CHUNK as u64)]
+        );
+        assert_eq!(
+            plan_blocks(&[5, 0, 3], 2),
+            vec![(0, 0, 2), (0, 2, 2), (0, 4, 2), (2, 1, 2)]
+        );
+        assert_eq!(
+            plan_blocks(&[5, 0, 3], 3),
+            vec![(0, 0, 3), (0, 3, 3), (2, 1, 2)]
         );
     }
 }

@@ -63,23 +63,81 @@ impl VectorSum {
             }
             .into());
         }
-        run_grouped_repetitions(
-            counts,
-            seed,
-            reps,
-            shuffle,
-            &VectorBlocks { p: self, rows },
-            || self.aggregator(),
-        )
+        // (j, y) packed as j 2^s + y with 2^s > k, when d 2^s <= 2^32 (the paper's d = 100,
+        // k = 3: s = 2); else the shuffler's buffer holds the pairs.
+        let shift = 32 - self.k.get().leading_zeros();
+        if u64::from(self.d) << shift <= 1u64 << 32 {
+            let codec = Narrow { shift };
+            let work = VectorBlocks {
+                p: self,
+                rows,
+                codec,
+            };
+            run_grouped_repetitions(counts, seed, reps, shuffle, &work, || self.aggregator())
+        } else {
+            let work = VectorBlocks {
+                p: self,
+                rows,
+                codec: Wide,
+            };
+            run_grouped_repetitions(counts, seed, reps, shuffle, &work, || self.aggregator())
+        }
+    }
+}
+
+/// How the ideal shuffler's buffer holds a message (j, y).
+trait Codec: Sync {
+    type Packed: Copy + Send + Sync + Default;
+    fn pack(&self, m: CoordinateMessage) -> Self::Packed;
+    fn unpack(&self, p: Self::Packed) -> CoordinateMessage;
+}
+
+/// The pair itself (8 bytes).
+struct Wide;
+
+impl Codec for Wide {
+    type Packed = CoordinateMessage;
+    #[inline]
+    fn pack(&self, m: CoordinateMessage) -> CoordinateMessage {
+        m
+    }
+    #[inline]
+    fn unpack(&self, p: CoordinateMessage) -> CoordinateMessage {
+        p
+    }
+}
+
+/// j 2^shift + y in 4 bytes, for y < 2^shift and j 2^shift < 2^32 (checked by the caller
+/// for every coordinate j < d and level y <= k).
+struct Narrow {
+    shift: u32,
+}
+
+impl Codec for Narrow {
+    type Packed = u32;
+    #[inline]
+    fn pack(&self, (j, y): CoordinateMessage) -> u32 {
+        (j << self.shift) | y
+    }
+    #[inline]
+    fn unpack(&self, p: u32) -> CoordinateMessage {
+        (p >> self.shift, p & ((1 << self.shift) - 1))
     }
 }
 
 /// Messages per batch of the vector-sum sampler.
 const BATCH: usize = 256;
 
-struct VectorBlocks<'a> {
+/// Users per block (one stream per block and repetition): 2^11, so that the paper's n = 50000
+/// is 25 blocks and two threads each read about half of the data rows. With one block per
+/// repetition, both threads read the same rows (30 MB of ecg-windows) and the run did not
+/// speed up at all on a second thread (measured: docs/performance.md, fifth round).
+const BLOCK_USERS: u64 = 1 << 11;
+
+struct VectorBlocks<'a, C> {
     p: &'a VectorSum,
     rows: &'a UnitVectors,
+    codec: C,
 }
 
 /// One (repetition, block) stream of the vector-sum sampler.
@@ -96,12 +154,27 @@ struct VectorStream<'g> {
     xs: Vec<f64>,
 }
 
-impl StepWork for VectorBlocks<'_> {
+impl<C: Codec> StepWork for VectorBlocks<'_, C> {
     type Message = CoordinateMessage;
+    type Packed = C::Packed;
     type Stream<'g> = VectorStream<'g>;
+
+    #[inline]
+    fn pack(&self, m: CoordinateMessage) -> C::Packed {
+        self.codec.pack(m)
+    }
+
+    #[inline]
+    fn unpack(&self, p: C::Packed) -> CoordinateMessage {
+        self.codec.unpack(p)
+    }
 
     fn per_user(&self) -> u32 {
         self.p.t
+    }
+
+    fn block_users(&self) -> u64 {
+        BLOCK_USERS
     }
 
     fn start<'g>(&self, pool: BitPool<SimulationRng>, segments: Segments<'g>) -> VectorStream<'g> {
@@ -309,7 +382,7 @@ mod tests {
     #[test]
     fn repetitions_interleaved_equal_each_repetition_alone() {
         // The interleaved multi-repetition run gives, for every repetition, the state of
-        // `simulate_batched` alone (same streams, same draws): 4 blocks of users, t = 1 and 3,
+        // `simulate_batched` alone (same streams, same draws): many blocks of users, t = 1 and 3,
         // with and without the shuffler, on 1 and 2 threads (1, 2 or 4 work items per block).
         let d = 5u64;
         let flat: Vec<f64> = (0..40 * d).map(|i| ((i * 53) % 97) as f64 / 96.0).collect();
@@ -340,6 +413,67 @@ mod tests {
                 .simulate_batched_repetitions(&rows, &counts, 11, 4..4, true)
                 .unwrap()
                 .is_empty());
+        }
+        // One block of users (n <= BLOCK_USERS: each worker writes, shuffles and absorbs a
+        // group of repetitions in buffers it reuses) and 10 blocks, with messages packed into 4
+        // bytes (k = 4) and as pairs (d 2^26 > 2^32 for k = 2^26 - 1); 1, 2 and 3 threads
+        // (groups of 7, 4 and 3 repetitions). Shuffled, every state equals the unshuffled
+        // one, which takes the other path (states folded straight from the streams).
+        let d = 100u64;
+        let flat: Vec<f64> = (0..30 * d).map(|i| ((i * 53) % 97) as f64 / 96.0).collect();
+        let rows = UnitVectors::from_flat(d, &flat).unwrap();
+        let one: Vec<u64> = (0..30).map(|r| 10 + 3 * r).collect();
+        let ten: Vec<u64> = (0..30).map(|r| 100 + 37 * r).collect();
+        assert!(one.iter().sum::<u64>() <= BLOCK_USERS);
+        assert_eq!(ten.iter().sum::<u64>().div_ceil(BLOCK_USERS), 10);
+        for (t, k, counts) in [
+            (1u64, 4u64, &one),
+            (2, (1 << 26) - 1, &one),
+            (1, 4, &ten),
+            (2, (1 << 26) - 1, &ten),
+        ] {
+            let p =
+                VectorSum::new(d, t, Precision::new(k).unwrap(), Gamma::new(0.1).unwrap()).unwrap();
+            let plain: Vec<_> = (2..9)
+                .map(|r| p.simulate_batched(&rows, counts, 13, r, false).unwrap())
+                .collect();
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                for shuffle in [false, true] {
+                    let together = pool
+                        .install(|| {
+                            p.simulate_batched_repetitions(&rows, counts, 13, 2..9, shuffle)
+                        })
+                        .unwrap();
+                    assert_eq!(together, plain, "t = {t}, k = {k}, {threads} threads");
+                }
+                let alone = pool
+                    .install(|| p.simulate_batched(&rows, counts, 13, 5, true))
+                    .unwrap();
+                assert_eq!(alone, plain[3]);
+            }
+            assert_ne!(plain[0], plain[1]);
+        }
+    }
+
+    #[test]
+    fn messages_pack_into_four_bytes_and_back() {
+        for k in [1u32, 3, 4, 255, (1 << 26) - 1] {
+            let shift = 32 - k.leading_zeros();
+            let c = Narrow { shift };
+            let d_max = ((1u64 << 32) >> shift) as u32;
+            for j in [0, 1, d_max / 2, d_max - 1] {
+                for y in [0, 1, k / 2, k] {
+                    assert_eq!(
+                        c.unpack(c.pack((j, y))),
+                        (j, y),
+                        "k = {k}, j = {j}, y = {y}"
+                    );
+                }
+            }
         }
     }
 }

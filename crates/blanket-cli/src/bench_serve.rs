@@ -42,6 +42,11 @@ pub struct Intake {
     /// Reports per CPU second (client and server together): the intake's cost, less
     /// sensitive to other jobs on the machine than the wall-clock rate.
     pub reports_per_cpu_second: f64,
+    /// CPU seconds of the load generator's thread (Linux; `null` elsewhere).
+    pub client_cpu_seconds: Option<f64>,
+    /// `cpu_seconds` less the load generator's: the server's share (Linux; `null`
+    /// elsewhere).
+    pub server_cpu_seconds: Option<f64>,
 }
 
 /// Bulk intake figures (`POST /tasks/{id}/reports/bulk`).
@@ -123,6 +128,14 @@ pub fn run(json: bool) -> Result<()> {
         b.intake_bulk.concurrency,
         b.intake_bulk.seconds,
     );
+    if let (Some(c), Some(s)) = (b.intake.client_cpu_seconds, b.intake.server_cpu_seconds) {
+        let us = |x: f64| x / b.intake.reports as f64 * 1e6;
+        println!(
+            "intake CPU per report: {:.1} us server, {:.1} us load generator",
+            us(s),
+            us(c)
+        );
+    }
     if let Some(l) = b.load_average_1m {
         println!("load average (1 min): {l:.2}");
     }
@@ -158,16 +171,39 @@ async fn task_and_reports(
 fn cpu_seconds() -> f64 {
     #[cfg(unix)]
     {
-        // SAFETY: getrusage only writes the struct it is given, which is zero-initialized
-        // plain data owned by this frame.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: as above; RUSAGE_SELF is a valid `who`.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
-            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
-            return t(u.ru_utime) + t(u.ru_stime);
-        }
+        rusage_seconds(libc::RUSAGE_SELF).unwrap_or(0.0)
     }
-    0.0
+    #[cfg(not(unix))]
+    {
+        0.0
+    }
+}
+
+/// CPU seconds (user + system) of the calling thread so far (Linux `RUSAGE_THREAD`; `None`
+/// elsewhere).
+fn thread_cpu_seconds() -> Option<f64> {
+    #[cfg(target_os = "linux")]
+    {
+        rusage_seconds(libc::RUSAGE_THREAD)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// User + system seconds from `getrusage(who)`.
+#[cfg(unix)]
+fn rusage_seconds(who: libc::c_int) -> Option<f64> {
+    // SAFETY: getrusage only writes the struct it is given, which is zero-initialized plain
+    // data owned by this frame; `who` is RUSAGE_SELF or RUSAGE_THREAD, both valid.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return None;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    Some(t(u.ru_utime) + t(u.ru_stime))
 }
 
 /// The 1-minute load average (`/proc/loadavg`), if the system has one.
@@ -247,8 +283,21 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
     let (client, reports) = task_and_reports(svc, REPORTS, REPORTS).await?;
     let id = client.params().task_id.clone();
     let connections = CONCURRENCY;
+    let url = client.params().upload_url.clone();
     let (t0, c0) = (Instant::now(), cpu_seconds());
-    let accepted = upload_all(&client.params().upload_url, reports, connections).await?;
+    // The load generator runs on a thread of its own (a single-threaded runtime), so that
+    // its CPU time can be told apart from the server's (RUSAGE_THREAD).
+    let (accepted, client_cpu) = tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the load generator's runtime")?;
+        let c0 = thread_cpu_seconds();
+        let stored = rt.block_on(upload_all(&url, reports, connections))?;
+        let cpu = thread_cpu_seconds().zip(c0).map(|(c1, c0)| c1 - c0);
+        anyhow::Ok((stored, cpu))
+    })
+    .await??;
     let intake_s = t0.elapsed().as_secs_f64();
     let intake_cpu = cpu_seconds() - c0;
     let t1 = Instant::now();
@@ -273,6 +322,8 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
             seconds: intake_s,
             cpu_seconds: intake_cpu,
             reports_per_cpu_second: REPORTS as f64 / intake_cpu,
+            client_cpu_seconds: client_cpu,
+            server_cpu_seconds: client_cpu.map(|c| intake_cpu - c),
         },
         intake_bulk: BulkIntake {
             reports_per_second: 0.0,
@@ -293,7 +344,8 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
                    acknowledgement, one report per request (POST /tasks/{id}/reports), 512 \
                    HTTP/1.1 keep-alive connections with one upload in flight each, opened \
                    inside the timed window; the load generator (hyper's connection API) runs \
-                   in the same process and its CPU counts in cpu_seconds; end to end = \
+                   in the same process on a thread of its own: cpu_seconds is client + \
+                   server, client_cpu_seconds that thread's; end to end = \
                    last acknowledgement to the released estimate; intake_bulk = the same \
                    number of reports on a fresh service through the bulk endpoint (100 reports \
                    per request, 8 requests in flight), each acknowledged after its commit",

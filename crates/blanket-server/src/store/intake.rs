@@ -180,9 +180,10 @@ impl Store {
                 }
             }};
         }
-        match &self.backend {
-            Backend::Sqlite(p) => write_group!(p, false),
-            Backend::Postgres(p) => write_group!(p, true),
+        match (&self.backend, &self.intake) {
+            (Backend::Sqlite(_), Some(p)) => write_group!(p, false),
+            (Backend::Sqlite(p), None) => write_group!(p, false),
+            (Backend::Postgres(p), _) => write_group!(p, true),
         }
         Ok(fresh)
     }

@@ -1,7 +1,8 @@
 //! `blanket bench serve`: the service's intake and latency on loopback, durable on SQLite
 //! (WAL, synchronous = FULL, group commit). Keys `intake.reports_per_second` and
 //! `end_to_end.latency_seconds` are a contract; `intake.cpu_seconds`,
-//! `intake.reports_per_cpu_second`, `intake_bulk.*` (the bulk endpoint) and
+//! `intake.reports_per_cpu_second`, `intake.client_cpu_seconds` / `intake.server_cpu_seconds`
+//! (the load generator's thread and the rest), `intake_bulk.*` (the bulk endpoint) and
 //! `load_average_1m` say what the wall-clock rate cost and under which load it was measured.
 
 use crate::cmd::service_demo::LocalService;

@@ -1,12 +1,13 @@
 //! `blanket bench serve`: the service's intake and latency on loopback, durable on SQLite
 //! (WAL, synchronous = FULL, group commit). Keys `intake.reports_per_second` and
 //! `end_to_end.latency_seconds` are a contract; `intake.cpu_seconds`,
-//! `intake.reports_per_cpu_second`, `intake_bulk.*` (the bulk endpoint) and
+//! `intake.reports_per_cpu_second`, `intake.client_cpu_seconds` / `intake.server_cpu_seconds`
+//! (the load generator's thread and the rest), `intake_bulk.*` (the bulk endpoint) and
 //! `load_average_1m` say what the wall-clock rate cost and under which load it was measured.
 
 use crate::cmd::service_demo::LocalService;
 use crate::output::{num, print_json};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use blanket::rng::SecureRng;
 use blanket_server::client::TaskClient;
 use blanket_server::task::{Protocol, TaskRequest};
@@ -16,8 +17,11 @@ use std::time::{Duration, Instant};
 
 /// Reports per measurement.
 pub const REPORTS: usize = 40_000;
-/// Uploads in flight.
-pub const CONCURRENCY: usize = 128;
+/// Uploads in flight: one per HTTP/1.1 keep-alive connection, each sending its next report
+/// once the previous one is acknowledged. More than one group commit's worth, so that the
+/// server keeps receiving while a group is being committed (with 128, every upload in
+/// flight waited in the same group and the cores idled during each commit).
+pub const CONCURRENCY: usize = 512;
 /// Reports per request in the bulk measurement.
 pub const BULK: usize = 100;
 /// Bulk requests in flight.
@@ -39,6 +43,11 @@ pub struct Intake {
     /// Reports per CPU second (client and server together): the intake's cost, less
     /// sensitive to other jobs on the machine than the wall-clock rate.
     pub reports_per_cpu_second: f64,
+    /// CPU seconds of the load generator's thread (Linux; `null` elsewhere).
+    pub client_cpu_seconds: Option<f64>,
+    /// `cpu_seconds` less the load generator's: the server's share (Linux; `null`
+    /// elsewhere).
+    pub server_cpu_seconds: Option<f64>,
 }
 
 /// Bulk intake figures (`POST /tasks/{id}/reports/bulk`).
@@ -120,6 +129,14 @@ pub fn run(json: bool) -> Result<()> {
         b.intake_bulk.concurrency,
         b.intake_bulk.seconds,
     );
+    if let (Some(c), Some(s)) = (b.intake.client_cpu_seconds, b.intake.server_cpu_seconds) {
+        let us = |x: f64| x / b.intake.reports as f64 * 1e6;
+        println!(
+            "intake CPU per report: {:.1} us server, {:.1} us load generator",
+            us(s),
+            us(c)
+        );
+    }
     if let Some(l) = b.load_average_1m {
         println!("load average (1 min): {l:.2}");
     }
@@ -155,16 +172,39 @@ async fn task_and_reports(
 fn cpu_seconds() -> f64 {
     #[cfg(unix)]
     {
-        // SAFETY: getrusage only writes the struct it is given, which is zero-initialized
-        // plain data owned by this frame.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: as above; RUSAGE_SELF is a valid `who`.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
-            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
-            return t(u.ru_utime) + t(u.ru_stime);
-        }
+        rusage_seconds(libc::RUSAGE_SELF).unwrap_or(0.0)
     }
-    0.0
+    #[cfg(not(unix))]
+    {
+        0.0
+    }
+}
+
+/// CPU seconds (user + system) of the calling thread so far (Linux `RUSAGE_THREAD`; `None`
+/// elsewhere).
+fn thread_cpu_seconds() -> Option<f64> {
+    #[cfg(target_os = "linux")]
+    {
+        rusage_seconds(libc::RUSAGE_THREAD)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// User + system seconds from `getrusage(who)`.
+#[cfg(unix)]
+fn rusage_seconds(who: libc::c_int) -> Option<f64> {
+    // SAFETY: getrusage only writes the struct it is given, which is zero-initialized plain
+    // data owned by this frame; `who` is RUSAGE_SELF or RUSAGE_THREAD, both valid.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return None;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    Some(t(u.ru_utime) + t(u.ru_stime))
 }
 
 /// The 1-minute load average (`/proc/loadavg`), if the system has one.
@@ -177,29 +217,88 @@ fn load_average() -> Option<f64> {
         .ok()
 }
 
+/// Uploads every report through `connections` HTTP/1.1 keep-alive connections to `url`
+/// (`http://HOST:PORT/PATH`), one report per request, each connection sending its next
+/// report when the previous one was answered: `connections` uploads in flight. Every upload
+/// must be answered 201 (stored); returns how many were.
+///
+/// The load generator is deliberately lean (hyper's connection API, no pool, no URL parsing
+/// per request) so that the figure measures the server; the server is the unchanged
+/// `blanket serve` stack.
+async fn upload_all(url: &str, reports: Vec<Vec<u8>>, connections: usize) -> Result<u64> {
+    let uri: hyper::Uri = url.parse().context("upload URL")?;
+    let authority = uri
+        .authority()
+        .context("upload URL without a host")?
+        .clone();
+    let addr = authority.as_str().to_string();
+    let connections = connections.clamp(1, reports.len().max(1));
+    let mut shares: Vec<Vec<Vec<u8>>> = (0..connections).map(|_| Vec::new()).collect();
+    for (i, r) in reports.into_iter().enumerate() {
+        shares[i % connections].push(r);
+    }
+    let mut set = tokio::task::JoinSet::new();
+    for share in shares {
+        let (uri, addr, host) = (uri.clone(), addr.clone(), authority.clone());
+        set.spawn(async move {
+            let stream = tokio::net::TcpStream::connect(&addr)
+                .await
+                .with_context(|| format!("cannot connect to {addr}"))?;
+            stream.set_nodelay(true)?;
+            let (mut send, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+            let driver = tokio::spawn(conn);
+            let mut stored = 0u64;
+            for r in share {
+                send.ready().await?;
+                let req = hyper::Request::post(uri.clone())
+                    .header(hyper::header::HOST, host.as_str())
+                    .header(hyper::header::CONTENT_TYPE, "application/octet-stream")
+                    .body(http_body_util::Full::new(hyper::body::Bytes::from(r)))?;
+                let resp = send.send_request(req).await?;
+                let status = resp.status();
+                let body = http_body_util::BodyExt::collect(resp.into_body())
+                    .await?
+                    .to_bytes();
+                if status != hyper::StatusCode::CREATED {
+                    bail!(
+                        "upload answered {status}: {}",
+                        String::from_utf8_lossy(&body)
+                    );
+                }
+                stored += 1;
+            }
+            drop(send);
+            let _ = driver.await;
+            anyhow::Ok(stored)
+        });
+    }
+    let mut stored = 0u64;
+    while let Some(r) = set.join_next().await {
+        stored += r??;
+    }
+    Ok(stored)
+}
+
 async fn measure(svc: &LocalService) -> Result<ServeBench> {
     let (client, reports) = task_and_reports(svc, REPORTS, REPORTS).await?;
     let id = client.params().task_id.clone();
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(CONCURRENCY)
-        .build()?;
-    let sem = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
-    let mut set = tokio::task::JoinSet::new();
+    let connections = CONCURRENCY;
+    let url = client.params().upload_url.clone();
     let (t0, c0) = (Instant::now(), cpu_seconds());
-    for r in reports {
-        let permit = sem.clone().acquire_owned().await?;
-        let (c, h) = (client.clone(), http.clone());
-        set.spawn(async move {
-            let out = c.upload(&h, r).await;
-            drop(permit);
-            out
-        });
-    }
-    let mut accepted = 0u64;
-    while let Some(r) = set.join_next().await {
-        r??;
-        accepted += 1;
-    }
+    // The load generator runs on a thread of its own (a single-threaded runtime), so that
+    // its CPU time can be told apart from the server's (RUSAGE_THREAD).
+    let (accepted, client_cpu) = tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the load generator's runtime")?;
+        let c0 = thread_cpu_seconds();
+        let stored = rt.block_on(upload_all(&url, reports, connections))?;
+        let cpu = thread_cpu_seconds().zip(c0).map(|(c1, c0)| c1 - c0);
+        anyhow::Ok((stored, cpu))
+    })
+    .await??;
     let intake_s = t0.elapsed().as_secs_f64();
     let intake_cpu = cpu_seconds() - c0;
     let t1 = Instant::now();
@@ -220,10 +319,12 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
         intake: Intake {
             reports_per_second: REPORTS as f64 / intake_s,
             reports: REPORTS as u64,
-            concurrency: CONCURRENCY,
+            concurrency: connections,
             seconds: intake_s,
             cpu_seconds: intake_cpu,
             reports_per_cpu_second: REPORTS as f64 / intake_cpu,
+            client_cpu_seconds: client_cpu,
+            server_cpu_seconds: client_cpu.map(|c| intake_cpu - c),
         },
         intake_bulk: BulkIntake {
             reports_per_second: 0.0,
@@ -241,7 +342,11 @@ async fn measure(svc: &LocalService) -> Result<ServeBench> {
         measures: "one in-process service (--role all) on loopback over a fresh SQLite file \
                    (WAL, synchronous FULL, group commit); reports randomized and sealed before \
                    timing; intake = reports / seconds from the first upload to the last \
-                   acknowledgement (HTTP/1.1 keep-alive, 128 uploads in flight); end to end = \
+                   acknowledgement, one report per request (POST /tasks/{id}/reports), 512 \
+                   HTTP/1.1 keep-alive connections with one upload in flight each, opened \
+                   inside the timed window; the load generator (hyper's connection API) runs \
+                   in the same process on a thread of its own: cpu_seconds is client + \
+                   server, client_cpu_seconds that thread's; end to end = \
                    last acknowledgement to the released estimate; intake_bulk = the same \
                    number of reports on a fresh service through the bulk endpoint (100 reports \
                    per request, 8 requests in flight), each acknowledged after its commit",

@@ -27,6 +27,11 @@ static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 #[derive(Clone, Debug)]
 pub struct Store {
     pub(crate) backend: Backend,
+    /// SQLite file only: one connection of its own for the shuffler's group commits
+    /// ([`Store::commit_reports`]). A pooled connection goes to whichever caller asks next,
+    /// and a SQLite connection drops its page cache whenever another connection wrote, so
+    /// the intake would read its index pages back from the file at almost every group.
+    pub(crate) intake: Option<SqlitePool>,
 }
 
 #[derive(Clone, Debug)]
@@ -166,6 +171,7 @@ impl Store {
                 .map_err(|e| Rejection::Storage(format!("migrations: {e}")))?;
             return Ok(Self {
                 backend: Backend::Postgres(pool),
+                intake: None,
             });
         }
         if !url.starts_with("sqlite:") {
@@ -184,18 +190,34 @@ impl Store {
                 SqliteJournalMode::Wal
             })
             .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(30));
+            .busy_timeout(Duration::from_secs(30))
+            // Statement journals (kept by a multi-row INSERT while it runs) in memory rather
+            // than in temporary files; the rollback of a failed statement is unchanged and
+            // commits are as durable as before (WAL, synchronous FULL).
+            .pragma("temp_store", "memory");
         let pool = SqlitePoolOptions::new()
             // One connection for an in-memory database: each connection would see its own.
             .max_connections(if memory { 1 } else { 4 })
-            .connect_with(opts)
+            .connect_with(opts.clone())
             .await?;
         SQLITE
             .run(&pool)
             .await
             .map_err(|e| Rejection::Storage(format!("migrations: {e}")))?;
+        let intake = if memory {
+            None
+        } else {
+            Some(
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    // 32 MiB of page cache (negative: KiB) for the replay index it writes.
+                    .connect_with(opts.pragma("cache_size", "-32768"))
+                    .await?,
+            )
+        };
         Ok(Self {
             backend: Backend::Sqlite(pool),
+            intake,
         })
     }
 

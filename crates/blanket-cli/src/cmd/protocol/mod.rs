@@ -243,7 +243,8 @@ pub(crate) struct AlternatingBoundJson {
     bound: &'static str,
     placement: &'static str,
     /// The grid holds between `honest_cells_min` (n - D - G) and `cells_max` (n) accepted
-    /// messages, at most `bad_cells_max` (G) of them malicious.
+    /// messages, at most `bad_cells_max` (G) of them malicious; with `--lane-keys` the grid
+    /// has n cells and `bad_cells_max` = D + G (malicious messages and public dummies).
     honest_cells_min: u64,
     cells_max: u64,
     bad_cells_max: u64,

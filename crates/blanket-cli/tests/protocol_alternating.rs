@@ -189,3 +189,64 @@ fn alternating_vector_sum_t1_is_certified() {
         "{s}"
     );
 }
+
+#[test]
+fn lane_keys_run_delivers_with_a_guarantee_counting_dummies() {
+    let v = json(&[
+        "protocol",
+        "run",
+        "--clients",
+        "150",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--sigma",
+        "12",
+        "--eta",
+        "4",
+        "--variant",
+        "alternating",
+        "--lane-keys",
+        "--protocol",
+        "histogram",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "8",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["correct"], true, "{v}");
+    assert_eq!(v["blanket_users"], 136);
+    let lk = &v["lane_keys"];
+    assert!(lk["row_committees"].as_u64().unwrap() >= 1, "{lk}");
+    assert!(lk["dummies"].as_u64().unwrap() >= 1, "{lk}");
+    let trust = v["trust"].as_str().unwrap();
+    assert!(trust.contains("dummies"), "{trust}");
+    let h = &v["histogram"];
+    assert!(h["certified_epsilon"].as_f64().unwrap() <= 1.0, "{h}");
+    assert!(h["certified_delta"].as_f64().unwrap() <= 1e-6, "{h}");
+    // Dummies are bad cells: up to D + M = 14 of them.
+    assert_eq!(h["alternating"]["bad_cells_max"], 14, "{h}");
+}
+
+#[test]
+fn lane_keys_need_the_alternating_variant() {
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "150",
+            "--lane-keys",
+            "--sigma",
+            "12",
+        ],
+        "--lane-keys needs --variant alternating",
+    );
+}

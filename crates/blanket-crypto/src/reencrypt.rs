@@ -371,6 +371,35 @@ pub fn combine(
         seen.push(p.member);
         verify_partial(source, cts, targets, p, ctx)?;
     }
+    let used: Vec<&ReencryptionPartial> = partials.iter().collect();
+    combine_verified(source, cts, &used)
+}
+
+/// [`combine`] of partials the caller has already checked with
+/// [`verify_partial`] against the same `source`, `cts`, targets and
+/// context (the relay verifies each answer once, when it arrives, to name
+/// its sender): no proof is re-checked here; duplicates and a short list
+/// are still refused. Partials that were not verified give a wrong
+/// ciphertext, never an error: use [`combine`] for them.
+pub fn combine_verified(
+    source: &GroupKey,
+    cts: &[Ciphertext],
+    partials: &[&ReencryptionPartial],
+) -> Result<Vec<Ciphertext>, ReencryptError> {
+    let mut seen: Vec<u32> = Vec::with_capacity(partials.len());
+    for p in partials {
+        if seen.contains(&p.member) {
+            return Err(ReencryptError::DuplicateMember { member: p.member });
+        }
+        seen.push(p.member);
+        if p.shares.len() != cts.len() {
+            return Err(ReencryptError::LengthMismatch {
+                member: p.member,
+                got: p.shares.len(),
+                expected: cts.len(),
+            });
+        }
+    }
     let t = source.threshold() as usize;
     if partials.len() < t {
         return Err(ReencryptError::NotEnoughPartials {

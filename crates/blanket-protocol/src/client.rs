@@ -10,10 +10,11 @@
 //! and rounds must increase: a
 //! replayed or out-of-round request is refused with a typed error.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use blanket_crypto::channel::{Channel, ChannelError};
 use blanket_crypto::dkg::{self, Dealer, Dealing, DkgError, DkgParams, SecretShare};
+use blanket_crypto::reencrypt::{self, ReencryptContext, ReencryptError};
 use blanket_crypto::shuffle::{self, ProofSystem, ShuffleError, ShuffleSetup};
 use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext, SubmissionError};
 use blanket_crypto::threshold::KeyShare;
@@ -22,7 +23,7 @@ use curve25519_dalek::traits::Identity;
 use rand_core::{CryptoRng, RngCore};
 
 use crate::context;
-use crate::wire::{Envelope, Kind, Message, RunId, WireError, RELAY_ID};
+use crate::wire::{Envelope, Kind, Message, RunId, WireError, COLUMN_LANE, RELAY_ID};
 
 /// Why a client refused a message or could not answer it.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,12 @@ pub enum ClientError {
     /// A decryption request to a client that holds no key share.
     #[error("no key share")]
     NoKeyShare,
+    /// A lane-key request that does not fit the announced lane keys (a lane
+    /// this client's committee does not serve, a missing target key).
+    #[error("lane keys: {0}")]
+    LaneKeys(String),
+    #[error(transparent)]
+    Reencrypt(#[from] ReencryptError),
     #[error(transparent)]
     Dkg(#[from] DkgError),
     #[error(transparent)]
@@ -100,6 +107,11 @@ pub struct Client<R> {
     public_key: Option<PublicKey>,
     /// The run's proof of shuffle (`ProtocolParams::proof`).
     proof: ProofSystem,
+    /// Per-lane key committees: the keys of the lanes this client may
+    /// serve, as announced (`Message::LaneKeyAnnounce`); empty otherwise.
+    lane_keys: HashMap<u32, PublicKey>,
+    /// The lanes this client's lane committee serves.
+    served: Vec<u32>,
 }
 
 impl<R: RngCore + CryptoRng> Client<R> {
@@ -118,6 +130,8 @@ impl<R: RngCore + CryptoRng> Client<R> {
             key_share: None,
             public_key: None,
             proof: ProofSystem::TereliusWikstrom,
+            lane_keys: HashMap::new(),
+            served: Vec::new(),
         }
     }
 
@@ -193,6 +207,18 @@ impl<R: RngCore + CryptoRng> Client<R> {
             } => self.key_announce(public_key, messages, qualified, revealed)?,
             Message::ShuffleRequest { lane, stage, list } => self.shuffle(lane, stage, list)?,
             Message::DecryptRequest { c1 } => self.decrypt(c1)?,
+            Message::LaneKeyAnnounce {
+                messages,
+                slot_keys,
+                lane_keys,
+                served,
+                qualified,
+                revealed,
+            } => {
+                self.lane_key_announce(messages, slot_keys, lane_keys, served, qualified, revealed)?
+            }
+            Message::ReencryptRequest { lanes } => self.reencrypt(lanes)?,
+            Message::LaneDecryptRequest { lanes } => self.decrypt_lanes(lanes)?,
             _ => return Err(ClientError::Unexpected { kind }),
         };
         // Only a request that was answered moves the round on.
@@ -328,6 +354,21 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 held: self.messages.len(),
             });
         }
+        self.take_key_share(&[public_key], &qualified, &revealed)?;
+        self.public_key = Some(public_key);
+        let keys = vec![public_key; self.messages.len()];
+        self.submit(&keys)
+    }
+
+    /// A member's key share from QUAL and the revealed shares; `keys` are
+    /// the announced keys of its committee (all must be the joint key the
+    /// qualified dealings give).
+    fn take_key_share(
+        &mut self,
+        keys: &[PublicKey],
+        qualified: &[u32],
+        revealed: &[SecretShare],
+    ) -> Result<(), ClientError> {
         if let (Some(m), false) = (self.member.as_ref(), qualified.is_empty()) {
             let qual: Vec<Dealing> = qualified
                 .iter()
@@ -335,7 +376,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 .collect();
             if qual.len() == qualified.len() {
                 let gk = dkg::group_key(&m.params, &qual)?;
-                if *gk.public_key() != public_key {
+                if keys.is_empty() || keys.iter().any(|k| k != gk.public_key()) {
                     return Err(ClientError::KeyMismatch);
                 }
                 let mut shares: Vec<SecretShare> = Vec::with_capacity(qual.len());
@@ -361,22 +402,20 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 self.key_share = dkg::key_share(&m.params, m.index, &qual, &shares).ok();
             }
         }
-        self.public_key = Some(public_key);
+        Ok(())
+    }
+
+    /// The submission: message `j` encrypted under `keys[j]`.
+    fn submit(&mut self, keys: &[PublicKey]) -> Result<Message, ClientError> {
         let run = self.run;
         let mut submissions = Vec::with_capacity(self.messages.len());
-        for (j, &msg) in self.messages.iter().enumerate() {
+        for (j, (&msg, key)) in self.messages.iter().zip(keys).enumerate() {
             let task = context::task(j as u32);
             let ctx = SubmissionContext {
                 run: &run,
                 task: &task,
             };
-            submissions.push(encrypt_with_proof(
-                &public_key,
-                msg,
-                self.id,
-                &ctx,
-                &mut self.rng,
-            )?);
+            submissions.push(encrypt_with_proof(key, msg, self.id, &ctx, &mut self.rng)?);
         }
         Ok(Message::Submit { submissions })
     }
@@ -387,7 +426,12 @@ impl<R: RngCore + CryptoRng> Client<R> {
         stage: u32,
         list: Vec<Ciphertext>,
     ) -> Result<Message, ClientError> {
-        let pk = self.public_key.ok_or(ClientError::Unexpected {
+        let pk = if self.lane_keys.is_empty() {
+            self.public_key
+        } else {
+            self.lane_keys.get(&lane).copied()
+        }
+        .ok_or(ClientError::Unexpected {
             kind: Kind::ShuffleRequest,
         })?;
         let setup = ShuffleSetup::new(self.proof, list.len())?;
@@ -417,5 +461,98 @@ impl<R: RngCore + CryptoRng> Client<R> {
             .collect();
         let partial = share.partial_decrypt(&cts, &context::decrypt(&self.run), &mut self.rng);
         Ok(Message::DecryptResponse { partial })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn lane_key_announce(
+        &mut self,
+        messages: u32,
+        slot_keys: Vec<PublicKey>,
+        lane_keys: Vec<(u32, PublicKey)>,
+        served: Vec<u32>,
+        qualified: Vec<u32>,
+        revealed: Vec<SecretShare>,
+    ) -> Result<Message, ClientError> {
+        if messages as usize != self.messages.len() || slot_keys.len() != self.messages.len() {
+            return Err(ClientError::MessageCount {
+                asked: messages.max(slot_keys.len() as u32),
+                held: self.messages.len(),
+            });
+        }
+        self.lane_keys = lane_keys.into_iter().collect();
+        if self.member.is_some() && !qualified.is_empty() {
+            let keys = served
+                .iter()
+                .map(|l| self.lane_keys.get(l).copied())
+                .collect::<Option<Vec<PublicKey>>>()
+                .ok_or_else(|| ClientError::LaneKeys("no key for a served lane".into()))?;
+            self.take_key_share(&keys, &qualified, &revealed)?;
+            self.served = served;
+        }
+        self.submit(&slot_keys)
+    }
+
+    fn lane_cts(
+        &self,
+        lane: u32,
+        c1: Vec<curve25519_dalek::ristretto::RistrettoPoint>,
+    ) -> Result<Vec<Ciphertext>, ClientError> {
+        if !self.served.contains(&lane) {
+            return Err(ClientError::LaneKeys(format!(
+                "lane {lane} is not served by this committee"
+            )));
+        }
+        Ok(c1
+            .into_iter()
+            .map(|c1| Ciphertext {
+                c1,
+                c2: curve25519_dalek::ristretto::RistrettoPoint::identity(),
+            })
+            .collect())
+    }
+
+    /// Re-encrypt every row lane asked to the column keys: position `k` of
+    /// row `r` goes to column `k`, whose key is taken from the announcement
+    /// (the public layout), never from the request.
+    fn reencrypt(
+        &mut self,
+        lanes: Vec<(u32, Vec<curve25519_dalek::ristretto::RistrettoPoint>)>,
+    ) -> Result<Message, ClientError> {
+        let share = self.key_share.clone().ok_or(ClientError::NoKeyShare)?;
+        let mut partials = Vec::with_capacity(lanes.len());
+        for (lane, c1) in lanes {
+            if lane & COLUMN_LANE != 0 {
+                return Err(ClientError::LaneKeys(format!(
+                    "lane {lane} is a column; only rows are re-encrypted"
+                )));
+            }
+            let cts = self.lane_cts(lane, c1)?;
+            let targets = (0..cts.len() as u32)
+                .map(|k| self.lane_keys.get(&(COLUMN_LANE | k)).copied())
+                .collect::<Option<Vec<PublicKey>>>()
+                .ok_or_else(|| ClientError::LaneKeys("no key for a target column".into()))?;
+            let ctx = ReencryptContext {
+                run: &self.run,
+                lane,
+            };
+            let p = reencrypt::reencrypt(&share, &cts, &targets, &ctx, &mut self.rng)?;
+            partials.push((lane, p));
+        }
+        Ok(Message::ReencryptResponse { partials })
+    }
+
+    /// Partial decryptions of every column lane asked.
+    fn decrypt_lanes(
+        &mut self,
+        lanes: Vec<(u32, Vec<curve25519_dalek::ristretto::RistrettoPoint>)>,
+    ) -> Result<Message, ClientError> {
+        let share = self.key_share.clone().ok_or(ClientError::NoKeyShare)?;
+        let mut partials = Vec::with_capacity(lanes.len());
+        for (lane, c1) in lanes {
+            let cts = self.lane_cts(lane, c1)?;
+            let ctx = context::decrypt_lane(&self.run, lane);
+            partials.push((lane, share.partial_decrypt(&cts, &ctx, &mut self.rng)));
+        }
+        Ok(Message::LaneDecryptResponse { partials })
     }
 }

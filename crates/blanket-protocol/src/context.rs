@@ -50,6 +50,14 @@ pub fn decrypt(run: &RunId) -> Vec<u8> {
     v
 }
 
+/// The partial decryptions of one column lane (per-lane key committees).
+pub fn decrypt_lane(run: &RunId, lane: u32) -> Vec<u8> {
+    let mut v = decrypt(run);
+    v.extend_from_slice(b"/lane");
+    v.extend_from_slice(&lane.to_le_bytes());
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,12 +34,28 @@ pub enum Fate {
     /// Follows the protocol to the end.
     Honest,
     /// Honest, but silent from the first request of this kind (or a later
-    /// one) on: `DkgStart` or `DkgShares` (committee member during the DKG),
-    /// `KeyAnnounce` (before encrypting), `ShuffleRequest` (as shuffler),
-    /// `DecryptRequest` (as key holder).
+    /// one in protocol order, [`step`]) on: `DkgStart` or `DkgShares`
+    /// (committee member during the DKG), `KeyAnnounce` (before
+    /// encrypting), `ShuffleRequest` (as shuffler), `DecryptRequest` (as
+    /// key holder); with per-lane key committees also `ReencryptRequest`
+    /// (as row-committee member) and `LaneDecryptRequest` (as
+    /// column-committee member).
     DropAt(Kind),
     /// Malicious with this behaviour.
     Malicious(Behaviour),
+}
+
+/// The protocol step of a request, for dropouts: a party that drops out at
+/// one step is silent at every later one (the lane-key kinds are numbered
+/// after the others but happen in between: the key announcement with the
+/// submission, the re-encryption between the row and the column chains).
+pub fn step(kind: Kind) -> u8 {
+    match kind {
+        Kind::LaneKeyAnnounce => Kind::KeyAnnounce as u8 * 2,
+        Kind::ReencryptRequest | Kind::ReencryptResponse => Kind::ShuffleRequest as u8 * 2 + 1,
+        Kind::LaneDecryptRequest | Kind::LaneDecryptResponse => Kind::DecryptRequest as u8 * 2,
+        k => k as u8 * 2,
+    }
 }
 
 /// A simulated run.
@@ -123,6 +139,8 @@ pub struct SimReport {
     /// Per role: "relay", "key_committee", "shuffler", "client".
     pub by_role: Vec<(&'static str, RoleCost)>,
     pub wall_seconds: f64,
+    /// Cells filled with public dummies (per-lane key committees only).
+    pub dummies: usize,
 }
 
 impl SimReport {
@@ -185,16 +203,18 @@ pub fn assumptions_hold(cfg: &SimConfig) -> bool {
     let malicious = |c: u32| matches!(fate(c), Fate::Malicious(_));
     let stays = |c: u32, until: Kind| match fate(c) {
         Fate::Honest => true,
-        Fate::DropAt(k) => k > until,
+        Fate::DropAt(k) => step(k) > step(until),
         Fate::Malicious(_) => false,
     };
     let t = cfg.params.threshold as usize;
-    let bad = roles.committee.iter().filter(|&&c| malicious(c)).count();
-    let good = roles
-        .committee
-        .iter()
-        .filter(|&&c| stays(c, Kind::DecryptRequest))
-        .count();
+    let committees_ok = roles.committees.iter().all(|q| {
+        let bad = q.iter().filter(|&&c| malicious(c)).count();
+        let good = q
+            .iter()
+            .filter(|&&c| stays(c, Kind::DecryptRequest))
+            .count();
+        bad < t && good >= t
+    });
     let lists_ok = (0..cfg.params.lanes as usize).all(|j| {
         roles
             .list(j)
@@ -203,7 +223,7 @@ pub fn assumptions_hold(cfg: &SimConfig) -> bool {
             .count()
             >= cfg.params.chain as usize
     });
-    bad < t && good >= t && lists_ok
+    committees_ok && lists_ok
 }
 
 impl SimConfig {
@@ -238,7 +258,14 @@ impl SimConfig {
         let dropouts = (dropouts as usize).min(n as usize - malicious);
         for &c in &order[malicious..malicious + dropouts] {
             let pick = rng.next_u64();
-            let kind = if roles.committee.contains(&c) {
+            let kind = if roles.committee.contains(&c) && params.lane_committees.is_some() {
+                [
+                    Kind::DkgStart,
+                    Kind::DkgShares,
+                    Kind::ReencryptRequest,
+                    Kind::LaneDecryptRequest,
+                ][(pick % 4) as usize]
+            } else if roles.committee.contains(&c) {
                 [Kind::DkgStart, Kind::DkgShares, Kind::DecryptRequest][(pick % 3) as usize]
             } else if roles.shufflers.contains(&c) {
                 [Kind::KeyAnnounce, Kind::ShuffleRequest][(pick % 2) as usize]
@@ -274,11 +301,13 @@ struct Outcome {
     submitted: bool,
 }
 
-const COMMITTEE_REPLIES: [Kind; 4] = [
+const COMMITTEE_REPLIES: [Kind; 6] = [
     Kind::DkgDeal,
     Kind::DkgComplaints,
     Kind::DkgReveal,
     Kind::DecryptResponse,
+    Kind::ReencryptResponse,
+    Kind::LaneDecryptResponse,
 ];
 
 /// The replies of a client's role: a malicious committee member cheats in
@@ -297,7 +326,12 @@ fn role_replies(roles: &Roles, c: u32) -> &'static [Kind] {
 
 fn role_of(kind: Kind) -> usize {
     match kind {
-        Kind::DkgStart | Kind::DkgShares | Kind::DkgRevealRequest | Kind::DecryptRequest => 1,
+        Kind::DkgStart
+        | Kind::DkgShares
+        | Kind::DkgRevealRequest
+        | Kind::DecryptRequest
+        | Kind::ReencryptRequest
+        | Kind::LaneDecryptRequest => 1,
         Kind::ShuffleRequest => 2,
         _ => 3,
     }
@@ -349,7 +383,7 @@ impl Party {
         };
         let kind = request_kind(bytes);
         if let (Fate::DropAt(at), Some(k)) = (self.fate, kind) {
-            if k >= at {
+            if step(k) >= step(at) {
                 return o;
             }
         }
@@ -367,7 +401,7 @@ impl Party {
                 return o;
             }
         };
-        o.submitted = kind == Some(Kind::KeyAnnounce);
+        o.submitted = matches!(kind, Some(Kind::KeyAnnounce | Kind::LaneKeyAnnounce));
         match self.fate {
             Fate::Malicious(b) if in_role || b == Behaviour::Replay => {
                 let (replies, deviated) =
@@ -459,7 +493,7 @@ impl SimClient {
     /// Handle one request from the relay.
     pub fn act(&mut self, bytes: &[u8]) -> SimAction {
         let dropped = match (self.party.fate, request_kind(bytes)) {
-            (Fate::DropAt(at), Some(k)) => k >= at,
+            (Fate::DropAt(at), Some(k)) => step(k) >= step(at),
             _ => false,
         };
         let o = self.party.act(self.id, bytes);
@@ -608,7 +642,8 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         if !matches!(cfg.fates[c as usize], Fate::Malicious(Behaviour::BadShare)) {
             return false;
         }
-        match roles.committee.iter().find(|&&v| v != c) {
+        let own = roles.committees.iter().find(|q| q.contains(&c));
+        match own.and_then(|q| q.iter().find(|&&v| v != c)) {
             Some(&v) => matches!(
                 cfg.fates[v as usize],
                 Fate::DropAt(Kind::DkgStart) | Fate::DropAt(Kind::DkgShares) | Fate::Malicious(_)
@@ -693,5 +728,6 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         proof_bytes,
         by_role,
         wall_seconds: wall.elapsed().as_secs_f64(),
+        dummies: relay.dummies(),
     })
 }

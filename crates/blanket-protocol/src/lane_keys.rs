@@ -4,9 +4,10 @@
 //! and threshold re-encryption"; the cryptographic step is
 //! `blanket_crypto::reencrypt`).
 //!
-//! **Not wired into the relay or the client yet**: this module is the
-//! parameter rule and the byte model the design is judged by; the run of
-//! `--variant alternating` still uses one key committee for the whole list.
+//! This module is the parameter rule and the byte model the design is
+//! judged by; the run uses them behind a switch
+//! ([`ProtocolParams::with_lane_keys`], `--lane-keys`; relay side in
+//! `relay/lanekeys.rs`), off by default.
 //!
 //! Committee rule [derived]. The `n - L (k + b)` clients not on a shuffler
 //! list (the same population as today's committee) are split, in the order

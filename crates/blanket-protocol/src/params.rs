@@ -104,6 +104,13 @@ pub struct ProtocolParams {
     /// [`ProtocolParams::for_variant`] choose Terelius-Wikstrom; see
     /// [`ProtocolParams::with_proof`].
     pub proof: ProofSystem,
+    /// Per-lane key committees (`docs/protocol.md`, "Per-lane key
+    /// committees and threshold re-encryption"): `Some((K_r, K_c))` row and
+    /// column committees, each of `committee` members with threshold
+    /// `threshold` (the lane rule of [`crate::lane_keys::LaneCommittees`]);
+    /// `None` (the default) for the single key committee. Set only by
+    /// [`ProtocolParams::with_lane_keys`] (alternating variant only).
+    pub lane_committees: Option<(u32, u32)>,
 }
 
 /// `ln(k!)`: exact sum below 32, Stirling series above.
@@ -280,6 +287,32 @@ impl ProtocolParams {
             chain: k as u32,
             backups: b as u32,
             proof: ProofSystem::TereliusWikstrom,
+            lane_committees: None,
+        })
+    }
+
+    /// The same run with per-lane key committees: `K_r` row and `K_c`
+    /// column committees of `c` members with threshold `t`, from
+    /// [`crate::lane_keys::LaneCommittees::for_params`] (which replaces the
+    /// single committee's `c` and `t`). Refused for the amortized variant
+    /// and when the lane rule has no solution (`ParamsError::Infeasible`).
+    pub fn with_lane_keys(self) -> Result<Self, ParamsError> {
+        if self.variant != Variant::Alternating {
+            return Err(ParamsError::OutOfRange {
+                field: "lane_keys",
+                value: 1.0,
+                allowed: "only with the alternating variant",
+            });
+        }
+        let lc = crate::lane_keys::LaneCommittees::for_params(&ProtocolParams {
+            lane_committees: None,
+            ..self
+        })?;
+        Ok(ProtocolParams {
+            committee: lc.committee,
+            threshold: lc.threshold,
+            lane_committees: Some((lc.row_committees, lc.column_committees)),
+            ..self
         })
     }
 

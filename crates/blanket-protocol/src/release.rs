@@ -62,15 +62,27 @@ pub fn target(params: &ProtocolParams, eps: f64, delta: f64) -> Result<Target, R
 }
 
 /// The accountant of the alternating variant: A^2_pi with the run's bad cells (at most
-/// floor(gamma n) malicious, n - floor(alpha n) - floor(gamma n) to n cells), worst placement.
+/// floor(gamma n) malicious, n - floor(alpha n) - floor(gamma n) to n cells), worst placement;
+/// with per-lane key committees, up to floor(alpha n) + floor(gamma n) bad cells (malicious
+/// messages and public dummies) among n.
 pub fn alternating_accountant(
     params: &ProtocolParams,
 ) -> Result<AlternatingBadCells<Best>, ReleaseError> {
-    let scenario = BadCells::for_protocol(
+    let (n, d, g) = (
         u64::from(params.clients),
         u64::from(params.max_dropouts),
         u64::from(params.max_malicious),
-    )
+    );
+    let scenario = if params.lane_committees.is_some() {
+        // Per-lane key committees: the grid always has all n cells; the
+        // cells of absent or refused clients hold public dummies, whose
+        // values the adversary knows, so they count as bad cells: at least
+        // n - D - G honest cells, at most D + G bad (`docs/protocol.md`,
+        // "Per-lane key committees and threshold re-encryption", step 2).
+        BadCells::new(n.saturating_sub(d).saturating_sub(g), n, d + g)
+    } else {
+        BadCells::for_protocol(n, d, g)
+    }
     .map_err(uncertified)?;
     Ok(AlternatingBadCells::new(scenario, Best::default()))
 }
@@ -171,8 +183,11 @@ pub fn calibrate_histogram(
             let acct = alternating_accountant(params)?;
             let (h, cal) = Histogram::calibrate(m, &t, &acct).map_err(|e| {
                 ReleaseError::Uncertified(format!(
-                    "{e}; over the alternating shuffler with up to {} malicious cells and {} dropped-out clients among {} (worst placement of the bad cells; docs/alternating.md, \"Bad cells\")",
-                    params.max_malicious, params.max_dropouts, params.clients
+                    "{e}; over the alternating shuffler with up to {} bad cells (malicious{}) among {} clients, {} dropped out (worst placement of the bad cells; docs/alternating.md, \"Bad cells\")",
+                    acct.scenario().bad_max(),
+                    if params.lane_committees.is_some() { " and dummies" } else { "" },
+                    params.clients,
+                    params.max_dropouts
                 ))
             })?;
             let e = cal.certified.as_ref().map_or(eps, |g| g.epsilon);
@@ -195,6 +210,18 @@ pub const TRUST: &str = "semi-honest relay; at most floor(gamma n) malicious and
 /// cells taken at its worst (`docs/alternating.md`, "Bad cells").
 pub const TRUST_ALTERNATING: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients; the grid holds the accepted messages (n - floor(alpha n) - floor(gamma n) to n of them, at most floor(gamma n) malicious) and the malicious cells may be placed anywhere, after the public placement pi (the guarantee is the worst case over placements); privacy of the shuffle fails with probability at most 2^-sigma (every lane's chain holds an honest shuffler otherwise), delivery with at most 2^-eta";
 
+/// The alternating variant's trust assumption with per-lane key committees.
+pub const TRUST_ALTERNATING_LANE_KEYS: &str = "semi-honest relay; at most floor(gamma n) malicious and floor(alpha n) dropped-out clients; per-lane key committees (each with fewer than t malicious members except with probability inside 2^-sigma); the grid holds all n cells, of which at most floor(alpha n) + floor(gamma n) are bad (malicious messages, and public dummies in the cells of absent or refused clients) and the bad cells may be placed anywhere, after the public placement pi (the guarantee is the worst case over placements); privacy of the shuffle fails with probability at most 2^-sigma, delivery with at most 2^-eta";
+
+/// The trust assumption of a run with `params`.
+pub fn trust(params: &ProtocolParams) -> &'static str {
+    match (params.variant, params.lane_committees) {
+        (Variant::Amortized, _) => TRUST,
+        (Variant::Alternating, None) => TRUST_ALTERNATING,
+        (Variant::Alternating, Some(_)) => TRUST_ALTERNATING_LANE_KEYS,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +234,29 @@ mod tests {
         let g = r.cal.certified.as_ref().unwrap();
         assert!(g.epsilon <= 2.0 && g.delta <= 1e-3, "{g:?}");
         assert!(r.bound.is_none());
+    }
+
+    #[test]
+    fn lane_keys_count_dummies_as_bad_cells() {
+        let p =
+            ProtocolParams::for_variant(Variant::Alternating, 2000, 0.05, 0.05, 40, 10, 1).unwrap();
+        let q = p.with_lane_keys().unwrap();
+        let a = alternating_accountant(&p).unwrap();
+        let b = alternating_accountant(&q).unwrap();
+        assert_eq!(a.scenario().bad_max(), 100);
+        assert_eq!(b.scenario().bad_max(), 200);
+        assert_eq!(b.scenario().honest_min(), 1800);
+        assert_eq!(b.scenario().cells_max(), 2000);
+        assert_eq!(trust(&q), TRUST_ALTERNATING_LANE_KEYS);
+        // Still certified, and never stronger than with M bad cells.
+        let ra = calibrate_histogram(&p, 4, 2.0, 1e-3).unwrap();
+        let rb = calibrate_histogram(&q, 4, 2.0, 1e-3).unwrap();
+        let (ga, gb) = (ra.cal.certified.unwrap(), rb.cal.certified.unwrap());
+        assert!(gb.epsilon <= 2.0 && gb.delta <= 1e-3, "{gb:?}");
+        assert!(
+            rb.cal.gamma.get() >= ra.cal.gamma.get() - 1e-12,
+            "{ga:?} {gb:?}"
+        );
     }
 
     #[test]

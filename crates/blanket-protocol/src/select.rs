@@ -27,8 +27,15 @@ pub struct Roles {
     pub shufflers: Vec<u32>,
     /// Length of one list (`k + b`).
     pub list_len: usize,
-    /// Key committee; member `i` (1-based) is `committee[i - 1]`.
+    /// Key committee; member `i` (1-based) is `committee[i - 1]`. With
+    /// per-lane key committees: every lane committee's members, concatenated.
     pub committee: Vec<u32>,
+    /// The key committees: `[committee]` for the single committee; with
+    /// per-lane key committees (`ProtocolParams::lane_committees =
+    /// Some((K_r, K_c))`), the `K_r` row committees then the `K_c` column
+    /// committees, cut in order from the permutation after the lists
+    /// (member `i` of committee `q` is `committees[q][i - 1]`).
+    pub committees: Vec<Vec<u32>>,
 }
 
 fn uniform_below(rng: &mut ChaCha20Rng, bound: u64) -> u64 {
@@ -70,10 +77,18 @@ pub fn roles(params: &ProtocolParams, run: &RunId, seed: &[u8; 32]) -> Roles {
     let p = permutation(run, seed, params.clients);
     let l = params.shufflers_total() as usize;
     let c = params.committee as usize;
+    let k = match params.lane_committees {
+        Some((kr, kc)) => (kr + kc) as usize,
+        None => 1,
+    };
+    let committees: Vec<Vec<u32>> = (0..k)
+        .map(|q| p[l + q * c..l + (q + 1) * c].to_vec())
+        .collect();
     Roles {
         shufflers: p[..l].to_vec(),
         list_len: params.shuffler_list() as usize,
-        committee: p[l..l + c].to_vec(),
+        committee: p[l..l + k * c].to_vec(),
+        committees,
     }
 }
 
@@ -134,6 +149,34 @@ mod tests {
         let r = roles(&params, &[0; 16], &[1; 32]);
         assert_eq!(r.shufflers.len() as u32, params.chain + params.backups);
         assert_eq!(r.committee.len() as u32, params.committee);
+        assert!(r.committee.iter().all(|c| !r.shufflers.contains(c)));
+        assert_eq!(r.committees, vec![r.committee.clone()]);
+    }
+
+    #[test]
+    fn lane_committees_are_disjoint_and_cut_in_order() {
+        let params = ProtocolParams::for_variant(
+            crate::params::Variant::Alternating,
+            2000,
+            0.05,
+            0.05,
+            40,
+            10,
+            1,
+        )
+        .unwrap()
+        .with_lane_keys()
+        .unwrap();
+        let (kr, kc) = params.lane_committees.unwrap();
+        let r = roles(&params, &[0; 16], &[1; 32]);
+        assert_eq!(r.committees.len() as u32, kr + kc);
+        assert!(r
+            .committees
+            .iter()
+            .all(|q| q.len() as u32 == params.committee));
+        let all: std::collections::BTreeSet<u32> = r.committee.iter().copied().collect();
+        assert_eq!(all.len(), r.committee.len());
+        assert_eq!(r.committees.concat(), r.committee);
         assert!(r.committee.iter().all(|c| !r.shufflers.contains(c)));
     }
 }

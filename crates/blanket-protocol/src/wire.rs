@@ -1,4 +1,5 @@
-//! Wire messages of the protocol: one versioned envelope, twelve kinds,
+//! Wire messages of the protocol: one versioned envelope, seventeen kinds
+//! (13 to 17 only in runs with per-lane key committees),
 //! every length checked (`docs/protocol.md`, "Wire format").
 //!
 //! Envelope (version 2), little-endian:
@@ -18,6 +19,7 @@
 use blanket_crypto::channel::SealedMessage;
 use blanket_crypto::dkg::{Dealing, SecretShare, SECRET_SHARE_BYTES};
 use blanket_crypto::elgamal::{decode_ciphertexts, encode_ciphertexts, MAX_LIST_LEN};
+use blanket_crypto::reencrypt::ReencryptionPartial;
 use blanket_crypto::shuffle::AnyShuffleProof;
 use blanket_crypto::submission::{ClientSubmission, SUBMISSION_BYTES};
 use blanket_crypto::threshold::PartialDecryption;
@@ -38,6 +40,10 @@ pub const MAX_PAYLOAD_BYTES: usize = 1 << 28;
 pub const MAX_COMMITTEE: usize = 4096;
 /// Most messages one client may submit.
 pub const MAX_MESSAGES_PER_CLIENT: usize = 1024;
+
+/// Lane ids of the column round of the alternating layout (row and
+/// amortized lanes count from 0).
+pub const COLUMN_LANE: u32 = 1 << 31;
 
 /// Identifies one protocol run; bound into every proof's context.
 pub type RunId = [u8; 16];
@@ -63,7 +69,7 @@ pub enum WireError {
     #[error("envelope: unknown version {got} (this build speaks version {expected})")]
     UnknownVersion { got: u8, expected: u8 },
     /// Unknown message kind.
-    #[error("envelope: unknown message kind {0} (allowed 1..=12)")]
+    #[error("envelope: unknown message kind {0} (allowed 1..=17)")]
     UnknownKind(u8),
     /// A length above the allowed maximum.
     #[error("{what}: length {len} exceeds the maximum {max}")]
@@ -107,6 +113,11 @@ pub enum Kind {
     ShuffleResponse = 10,
     DecryptRequest = 11,
     DecryptResponse = 12,
+    LaneKeyAnnounce = 13,
+    ReencryptRequest = 14,
+    ReencryptResponse = 15,
+    LaneDecryptRequest = 16,
+    LaneDecryptResponse = 17,
 }
 
 impl Kind {
@@ -125,6 +136,11 @@ impl Kind {
             10 => ShuffleResponse,
             11 => DecryptRequest,
             12 => DecryptResponse,
+            13 => LaneKeyAnnounce,
+            14 => ReencryptRequest,
+            15 => ReencryptResponse,
+            16 => LaneDecryptRequest,
+            17 => LaneDecryptResponse,
             other => return Err(WireError::UnknownKind(other)),
         })
     }
@@ -139,6 +155,9 @@ impl Kind {
             KeyAnnounce => Some(Submit),
             ShuffleRequest => Some(ShuffleResponse),
             DecryptRequest => Some(DecryptResponse),
+            LaneKeyAnnounce => Some(Submit),
+            ReencryptRequest => Some(ReencryptResponse),
+            LaneDecryptRequest => Some(LaneDecryptResponse),
             _ => None,
         }
     }
@@ -204,6 +223,41 @@ pub enum Message {
     DecryptRequest { c1: Vec<RistrettoPoint> },
     /// Key holder to relay: its partial decryption with the DLEQ proof.
     DecryptResponse { partial: PartialDecryption },
+    /// Per-lane key committees, relay to every client: how many messages
+    /// to send and the key of each of its message slots' rows
+    /// (`slot_keys[s]` for slot `s`); the keys of the lanes it may serve
+    /// (`lane_keys`: a shuffler's row and column, a row-committee member's
+    /// re-encryption targets, i.e. every column); to a lane-committee
+    /// member the lanes its committee serves (`served`, all under its
+    /// committee's key), QUAL and the shares revealed for it.
+    LaneKeyAnnounce {
+        messages: u32,
+        slot_keys: Vec<PublicKey>,
+        lane_keys: Vec<(u32, PublicKey)>,
+        served: Vec<u32>,
+        qualified: Vec<u32>,
+        revealed: Vec<SecretShare>,
+    },
+    /// Relay to a row-committee member: the `c1`s of every row lane it
+    /// serves, after the row chains.
+    ReencryptRequest {
+        lanes: Vec<(u32, Vec<RistrettoPoint>)>,
+    },
+    /// Row-committee member to relay: one re-encryption partial (with its
+    /// proof) per lane asked, targets from the announced column keys.
+    ReencryptResponse {
+        partials: Vec<(u32, ReencryptionPartial)>,
+    },
+    /// Relay to a column-committee member: the `c1`s of every column lane
+    /// it serves, after the column chains.
+    LaneDecryptRequest {
+        lanes: Vec<(u32, Vec<RistrettoPoint>)>,
+    },
+    /// Column-committee member to relay: one DLEQ-checked partial
+    /// decryption per lane asked.
+    LaneDecryptResponse {
+        partials: Vec<(u32, PartialDecryption)>,
+    },
 }
 
 impl Message {
@@ -222,6 +276,11 @@ impl Message {
             Message::ShuffleResponse { .. } => Kind::ShuffleResponse,
             Message::DecryptRequest { .. } => Kind::DecryptRequest,
             Message::DecryptResponse { .. } => Kind::DecryptResponse,
+            Message::LaneKeyAnnounce { .. } => Kind::LaneKeyAnnounce,
+            Message::ReencryptRequest { .. } => Kind::ReencryptRequest,
+            Message::ReencryptResponse { .. } => Kind::ReencryptResponse,
+            Message::LaneDecryptRequest { .. } => Kind::LaneDecryptRequest,
+            Message::LaneDecryptResponse { .. } => Kind::LaneDecryptResponse,
         }
     }
 }
@@ -348,6 +407,11 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::ShuffleResponse => "shuffle-response",
         Kind::DecryptRequest => "decrypt-request",
         Kind::DecryptResponse => "decrypt-response",
+        Kind::LaneKeyAnnounce => "lane-key-announce",
+        Kind::ReencryptRequest => "reencrypt-request",
+        Kind::ReencryptResponse => "reencrypt-response",
+        Kind::LaneDecryptRequest => "lane-decrypt-request",
+        Kind::LaneDecryptResponse => "lane-decrypt-response",
     }
 }
 
@@ -431,8 +495,72 @@ fn encode_payload(m: &Message) -> Vec<u8> {
         Message::DecryptResponse { partial } => {
             w.bytes(&partial.to_bytes());
         }
+        Message::LaneKeyAnnounce {
+            messages,
+            slot_keys,
+            lane_keys,
+            served,
+            qualified,
+            revealed,
+        } => {
+            w.u32(*messages);
+            w.count(slot_keys.len());
+            slot_keys.iter().for_each(|k| w.bytes(&k.to_bytes()));
+            w.count(lane_keys.len());
+            for (lane, k) in lane_keys {
+                w.u32(*lane);
+                w.bytes(&k.to_bytes());
+            }
+            w.count(served.len());
+            served.iter().for_each(|l| w.u32(*l));
+            w.count(qualified.len());
+            qualified.iter().for_each(|d| w.u32(*d));
+            w.count(revealed.len());
+            revealed.iter().for_each(|s| w.bytes(s.to_bytes().as_ref()));
+        }
+        Message::ReencryptRequest { lanes } | Message::LaneDecryptRequest { lanes } => {
+            w.count(lanes.len());
+            for (lane, c1) in lanes {
+                w.u32(*lane);
+                w.count(c1.len());
+                c1.iter().for_each(|p| w.bytes(p.compress().as_bytes()));
+            }
+        }
+        Message::ReencryptResponse { partials } => {
+            w.count(partials.len());
+            for (lane, p) in partials {
+                w.u32(*lane);
+                w.prefixed(&p.to_bytes());
+            }
+        }
+        Message::LaneDecryptResponse { partials } => {
+            w.count(partials.len());
+            for (lane, p) in partials {
+                w.u32(*lane);
+                w.prefixed(&p.to_bytes());
+            }
+        }
     }
     w.0
+}
+
+/// Most lanes in one lane message (rows plus columns of the largest grid).
+pub const MAX_LANES: usize = 1 << 16;
+
+fn decode_lane_c1s(r: &mut Reader<'_>) -> Result<Vec<(u32, Vec<RistrettoPoint>)>, WireError> {
+    let n = r.count(MAX_LANES, 8)?;
+    let mut lanes = Vec::with_capacity(n);
+    for _ in 0..n {
+        let lane = r.u32()?;
+        let k = r.count(MAX_LIST_LEN, POINT_BYTES)?;
+        let mut c1 = Vec::with_capacity(k);
+        for i in 0..k {
+            let (p, _) = crypto(r.what, decode_point(r.take(POINT_BYTES)?, r.what, i))?;
+            c1.push(p);
+        }
+        lanes.push((lane, c1));
+    }
+    Ok(lanes)
 }
 
 fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
@@ -575,6 +703,74 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             let partial = crypto(r.what, PartialDecryption::from_bytes(r.rest()))?;
             Message::DecryptResponse { partial }
         }
+        Kind::LaneKeyAnnounce => {
+            let messages = r.u32()?;
+            if messages == 0 || messages as usize > MAX_MESSAGES_PER_CLIENT {
+                return Err(WireError::CountOutOfRange {
+                    what: "lane-key-announce messages",
+                    count: messages as usize,
+                    max: MAX_MESSAGES_PER_CLIENT,
+                });
+            }
+            let n = r.count(MAX_MESSAGES_PER_CLIENT, POINT_BYTES)?;
+            let mut slot_keys = Vec::with_capacity(n);
+            for _ in 0..n {
+                slot_keys.push(crypto(r.what, PublicKey::from_bytes(r.take(POINT_BYTES)?))?);
+            }
+            let n = r.count(MAX_LANES, 4 + POINT_BYTES)?;
+            let mut lane_keys = Vec::with_capacity(n);
+            for _ in 0..n {
+                let lane = r.u32()?;
+                let k = crypto(r.what, PublicKey::from_bytes(r.take(POINT_BYTES)?))?;
+                lane_keys.push((lane, k));
+            }
+            let n = r.count(MAX_LANES, 4)?;
+            let served = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+            let n = r.count(MAX_COMMITTEE, 4)?;
+            let qualified = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+            let n = r.count(MAX_COMMITTEE, SECRET_SHARE_BYTES)?;
+            let mut revealed = Vec::with_capacity(n);
+            for _ in 0..n {
+                revealed.push(crypto(
+                    r.what,
+                    SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
+                )?);
+            }
+            Message::LaneKeyAnnounce {
+                messages,
+                slot_keys,
+                lane_keys,
+                served,
+                qualified,
+                revealed,
+            }
+        }
+        Kind::ReencryptRequest => Message::ReencryptRequest {
+            lanes: decode_lane_c1s(&mut r)?,
+        },
+        Kind::LaneDecryptRequest => Message::LaneDecryptRequest {
+            lanes: decode_lane_c1s(&mut r)?,
+        },
+        Kind::ReencryptResponse => {
+            let n = r.count(MAX_LANES, 8)?;
+            let mut partials = Vec::with_capacity(n);
+            for _ in 0..n {
+                let lane = r.u32()?;
+                let p = crypto(r.what, ReencryptionPartial::from_bytes(r.prefixed()?))?;
+                partials.push((lane, p));
+            }
+            Message::ReencryptResponse { partials }
+        }
+        Kind::LaneDecryptResponse => {
+            let n = r.count(MAX_LANES, 8)?;
+            let mut partials = Vec::with_capacity(n);
+            for _ in 0..n {
+                let lane = r.u32()?;
+                let p = crypto(r.what, PartialDecryption::from_bytes(r.prefixed()?))?;
+                partials.push((lane, p));
+            }
+            Message::LaneDecryptResponse { partials }
+        }
     };
     r.finish()?;
     Ok(msg)
@@ -669,10 +865,10 @@ mod tests {
             ));
         }
         let mut bad = b.clone();
-        bad[1] = 13;
+        bad[1] = 18;
         assert_eq!(
             Envelope::from_bytes(&bad).unwrap_err(),
-            WireError::UnknownKind(13)
+            WireError::UnknownKind(18)
         );
         let mut bad = b.clone();
         bad.push(0);

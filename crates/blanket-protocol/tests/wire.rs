@@ -5,10 +5,11 @@
 
 use blanket_crypto::channel::Channel;
 use blanket_crypto::dkg::{Dealer, DkgParams};
+use blanket_crypto::reencrypt::{self, ReencryptContext};
 use blanket_crypto::shuffle::{self, AnyShuffleProof, ProofSystem, ShuffleSetup};
 use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext};
 use blanket_crypto::{Keypair, SecretKey};
-use blanket_protocol::wire::{Envelope, Message, WireError, HEADER_BYTES, RELAY_ID};
+use blanket_protocol::wire::{Envelope, Message, WireError, COLUMN_LANE, HEADER_BYTES, RELAY_ID};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -51,6 +52,12 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
     let (out_bg, proof_bg) =
         shuffle::shuffle_and_prove_with(&bg, &pk, &list, b"ctx", &mut rng).unwrap();
     assert!(matches!(proof_bg, AnyShuffleProof::BayerGroth(_)));
+    // Per-lane key committee messages (drawn after all the others).
+    let targets = vec![pk; 3];
+    let rctx = ReencryptContext { run: &RUN, lane: 4 };
+    let reenc = reencrypt::reencrypt(&share, &out, &targets, &rctx, &mut rng).unwrap();
+    let lane_partial = share.partial_decrypt(&out, b"lane ctx", &mut rng);
+    let c1s: Vec<_> = out.iter().map(|c| c.c1).collect();
     let env = |round, sender, recipient, message| Envelope {
         run: RUN,
         round,
@@ -209,6 +216,66 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
             "decrypt-response",
             env(6, 10, RELAY_ID, Message::DecryptResponse { partial }),
         ),
+        (
+            "lane-key-announce",
+            env(
+                4,
+                RELAY_ID,
+                11,
+                Message::LaneKeyAnnounce {
+                    messages: 2,
+                    slot_keys: vec![pk, keys[0].public],
+                    lane_keys: vec![(3, pk), (COLUMN_LANE | 1, keys[1].public)],
+                    served: vec![3],
+                    qualified: vec![1, 2, 3],
+                    revealed: vec![dealer.share_for(2).unwrap()],
+                },
+            ),
+        ),
+        (
+            "reencrypt-request",
+            env(
+                6,
+                RELAY_ID,
+                10,
+                Message::ReencryptRequest {
+                    lanes: vec![(4, c1s.clone())],
+                },
+            ),
+        ),
+        (
+            "reencrypt-response",
+            env(
+                6,
+                10,
+                RELAY_ID,
+                Message::ReencryptResponse {
+                    partials: vec![(4, reenc)],
+                },
+            ),
+        ),
+        (
+            "lane-decrypt-request",
+            env(
+                8,
+                RELAY_ID,
+                10,
+                Message::LaneDecryptRequest {
+                    lanes: vec![(COLUMN_LANE | 2, c1s)],
+                },
+            ),
+        ),
+        (
+            "lane-decrypt-response",
+            env(
+                8,
+                10,
+                RELAY_ID,
+                Message::LaneDecryptResponse {
+                    partials: vec![(COLUMN_LANE | 2, lane_partial)],
+                },
+            ),
+        ),
     ]
 }
 
@@ -250,7 +317,7 @@ fn checked_in_vectors_match_and_round_trip() {
     // One vector per message kind, and the shuffle response with either proof.
     assert_eq!(
         stored.len(),
-        13,
+        18,
         "one vector per message kind and proof system"
     );
     assert_eq!(stored.len(), generated.len());

@@ -6,6 +6,7 @@ use blanket_crypto::dleq::DleqProof;
 use blanket_crypto::elgamal::G;
 use blanket_crypto::schnorr::SchnorrProof;
 use blanket_crypto::shuffle::AnyShuffleProof;
+use curve25519_dalek::scalar::Scalar;
 use rand_chacha::ChaCha20Rng;
 use rand_core::RngCore;
 
@@ -29,7 +30,8 @@ pub enum Behaviour {
     /// Duplicates a ciphertext in its shuffle output, or submits one
     /// ciphertext twice.
     DuplicateCiphertext,
-    /// Sends a wrong partial decryption (as key holder).
+    /// Sends a wrong partial decryption (as key holder) or a wrong
+    /// re-encryption (as row-committee member).
     WrongPartial,
     /// As dealer: corrupts one member's sealed share and, when accused,
     /// reveals a wrong share (disqualified by the complaint).
@@ -93,6 +95,16 @@ fn tamper_proof(m: &Message) -> Option<Message> {
             flip_scalar(&mut b, 32);
             partial.proof = DleqProof::from_bytes(&b).ok()?;
         }
+        Message::LaneDecryptResponse { partials } => {
+            let (_, partial) = partials.first_mut()?;
+            let mut b = partial.proof.to_bytes();
+            flip_scalar(&mut b, 32);
+            partial.proof = DleqProof::from_bytes(&b).ok()?;
+        }
+        Message::ReencryptResponse { partials } => {
+            let (_, partial) = partials.first_mut()?;
+            partial.proof.s_x += Scalar::ONE;
+        }
         Message::DkgReveal { shares } => {
             let s = shares.first_mut()?;
             let mut b = s.to_bytes();
@@ -131,6 +143,13 @@ fn wrong_partial(m: &Message) -> Option<Message> {
     let mut m = m.clone();
     match &mut m {
         Message::DecryptResponse { partial } => *partial.shares.first_mut()? += G,
+        Message::LaneDecryptResponse { partials } => {
+            *partials.first_mut()?.1.shares.first_mut()? += G
+        }
+        // A re-encryption to a wrong ciphertext: B_1 moved by G.
+        Message::ReencryptResponse { partials } => {
+            partials.first_mut()?.1.shares.first_mut()?.b += G
+        }
         _ => return None,
     }
     Some(m)

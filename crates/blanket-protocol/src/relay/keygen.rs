@@ -5,37 +5,95 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use blanket_crypto::channel::SealedMessage;
-use blanket_crypto::dkg::{self, Complaint, Dealing};
+use blanket_crypto::dkg::{self, Complaint, Dealing, DkgParams, SecretShare};
+use blanket_crypto::threshold::GroupKey;
 
 use super::{Offence, Phase, Relay, RelayError, Step};
 use crate::wire::{Kind, Message};
 
+/// One key committee's DKG at the relay (the single committee, or one of
+/// the per-lane committees; all run in the same rounds).
+pub(super) struct Keygen {
+    /// Client ids; member `i` (1-based) is `members[i - 1]`.
+    pub(super) members: Vec<u32>,
+    pub(super) dkg: DkgParams,
+    pub(super) dealings: BTreeMap<u32, (Dealing, Vec<SealedMessage>)>,
+    pub(super) responders: BTreeSet<u32>,
+    pub(super) complaints: Vec<Complaint>,
+    pub(super) revealed: Vec<SecretShare>,
+    pub(super) disqualified: BTreeSet<u32>,
+    pub(super) group: Option<GroupKey>,
+    /// Members (indices) that hold a key share: answered the complaints
+    /// round, not disqualified, not gone.
+    pub(super) holders: Vec<u32>,
+}
+
+impl Keygen {
+    pub(super) fn new(members: Vec<u32>, dkg: DkgParams) -> Self {
+        Keygen {
+            members,
+            dkg,
+            dealings: BTreeMap::new(),
+            responders: BTreeSet::new(),
+            complaints: Vec::new(),
+            revealed: Vec::new(),
+            disqualified: BTreeSet::new(),
+            group: None,
+            holders: Vec::new(),
+        }
+    }
+
+    /// Member index (1-based) of `client`.
+    pub(super) fn index(&self, client: u32) -> Option<u32> {
+        self.members
+            .iter()
+            .position(|&c| c == client)
+            .map(|p| p as u32 + 1)
+    }
+
+    /// QUAL's dealer indices.
+    pub(super) fn qualified(&self) -> Vec<u32> {
+        self.dealings
+            .keys()
+            .copied()
+            .filter(|i| !self.disqualified.contains(i))
+            .collect()
+    }
+}
+
 impl Relay {
-    fn check_deal(&self, from: u32, d: &Dealing, shares: &[SealedMessage]) -> Result<(), String> {
-        let idx = self.member_index(from).ok_or("not a member")?;
+    fn check_deal(
+        &self,
+        q: usize,
+        from: u32,
+        d: &Dealing,
+        shares: &[SealedMessage],
+    ) -> Result<(), String> {
+        let kg = &self.keygens[q];
+        let idx = kg.index(from).ok_or("not a member")?;
         if d.dealer != idx {
             return Err(format!(
                 "dealing claims member {}, sender is {idx}",
                 d.dealer
             ));
         }
-        dkg::verify_dealing(&self.dkg, d).map_err(|e| e.to_string())?;
+        dkg::verify_dealing(&kg.dkg, d).map_err(|e| e.to_string())?;
         let mut to: BTreeSet<u32> = BTreeSet::new();
         for s in shares {
             let ok = s.sender == from
                 && s.round == self.round as u64
                 && s.receiver != from
-                && self.member_index(s.receiver).is_some()
+                && kg.index(s.receiver).is_some()
                 && to.insert(s.receiver);
             if !ok {
                 return Err("sealed share with wrong sender, round or receiver".into());
             }
         }
-        if to.len() + 1 != self.roles.committee.len() {
+        if to.len() + 1 != kg.members.len() {
             return Err(format!(
                 "{} sealed shares for {} other members",
                 to.len(),
-                self.roles.committee.len() - 1
+                kg.members.len() - 1
             ));
         }
         Ok(())
@@ -47,39 +105,50 @@ impl Relay {
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
         for (from, (_, msg)) in inbox {
+            let Some(&(q, _)) = self.member_of.get(&from) else {
+                continue;
+            };
             if let Message::DkgDeal { dealing, shares } = msg {
-                match self.check_deal(from, &dealing, &shares) {
+                match self.check_deal(q, from, &dealing, &shares) {
                     Ok(()) => {
-                        self.dealings.insert(dealing.dealer, (dealing, shares));
+                        self.keygens[q]
+                            .dealings
+                            .insert(dealing.dealer, (dealing, shares));
                     }
                     Err(why) => self.name(from, Offence::InvalidDealing(why)),
                 }
             }
         }
-        if self.dealings.len() < self.params.threshold as usize {
+        if let Some(kg) = self
+            .keygens
+            .iter()
+            .find(|kg| kg.dealings.len() < self.params.threshold as usize)
+        {
             return Err(RelayError::TooFewDealings {
-                valid: self.dealings.len(),
+                valid: kg.dealings.len(),
                 threshold: self.params.threshold,
             });
         }
         self.round += 1;
         self.phase = Phase::DkgComplaints;
-        let all: Vec<Dealing> = self.dealings.values().map(|(d, _)| d.clone()).collect();
         let mut out = Vec::new();
-        for &idx in self.dealings.keys() {
-            let client = self.roles.committee[idx as usize - 1];
-            let shares: Vec<SealedMessage> = self
-                .dealings
-                .values()
-                .flat_map(|(_, s)| s.iter().filter(|m| m.receiver == client).cloned())
-                .collect();
-            out.push(self.envelope(
-                client,
-                Message::DkgShares {
-                    dealings: all.clone(),
-                    shares,
-                },
-            ));
+        for kg in &self.keygens {
+            let all: Vec<Dealing> = kg.dealings.values().map(|(d, _)| d.clone()).collect();
+            for &idx in kg.dealings.keys() {
+                let client = kg.members[idx as usize - 1];
+                let shares: Vec<SealedMessage> = kg
+                    .dealings
+                    .values()
+                    .flat_map(|(_, s)| s.iter().filter(|m| m.receiver == client).cloned())
+                    .collect();
+                out.push(self.envelope(
+                    client,
+                    Message::DkgShares {
+                        dealings: all.clone(),
+                        shares,
+                    },
+                ));
+            }
         }
         Ok(self.next_round(now, out, Kind::DkgComplaints))
     }
@@ -90,14 +159,15 @@ impl Relay {
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
         for (from, (_, msg)) in inbox {
-            let Some(me) = self.member_index(from) else {
+            let Some(&(q, me)) = self.member_of.get(&from) else {
                 continue;
             };
+            let kg = &mut self.keygens[q];
             if let Message::DkgComplaints { dealers } = msg {
-                self.responders.insert(me);
+                kg.responders.insert(me);
                 for d in dealers.into_iter().collect::<BTreeSet<u32>>() {
-                    if d != me && self.dealings.contains_key(&d) {
-                        self.complaints.push(Complaint {
+                    if d != me && kg.dealings.contains_key(&d) {
+                        kg.complaints.push(Complaint {
                             dealer: d,
                             complainer: me,
                         });
@@ -105,23 +175,25 @@ impl Relay {
                 }
             }
         }
-        if self.complaints.is_empty() {
+        if self.keygens.iter().all(|kg| kg.complaints.is_empty()) {
             return self.announce(now);
         }
         self.round += 1;
         self.phase = Phase::DkgReveal;
-        let mut by_dealer: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for c in &self.complaints {
-            by_dealer.entry(c.dealer).or_default().push(c.complainer);
-        }
         let mut out = Vec::new();
-        for (dealer, complainers) in by_dealer {
-            let client = self.roles.committee[dealer as usize - 1];
-            if self.gone.contains(&client) {
-                self.disqualified.insert(dealer);
-                continue;
+        for q in 0..self.keygens.len() {
+            let mut by_dealer: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+            for c in &self.keygens[q].complaints {
+                by_dealer.entry(c.dealer).or_default().push(c.complainer);
             }
-            out.push(self.envelope(client, Message::DkgRevealRequest { complainers }));
+            for (dealer, complainers) in by_dealer {
+                let client = self.keygens[q].members[dealer as usize - 1];
+                if self.gone.contains(&client) {
+                    self.keygens[q].disqualified.insert(dealer);
+                    continue;
+                }
+                out.push(self.envelope(client, Message::DkgRevealRequest { complainers }));
+            }
         }
         if out.is_empty() {
             return self.announce(now);
@@ -134,75 +206,73 @@ impl Relay {
         now: u64,
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
-        let complaints = std::mem::take(&mut self.complaints);
-        for c in &complaints {
-            if self.disqualified.contains(&c.dealer) {
-                continue;
-            }
-            let client = self.roles.committee[c.dealer as usize - 1];
-            let revealed = match inbox.get(&client) {
-                Some((_, Message::DkgReveal { shares })) => {
-                    shares.iter().find(|s| s.recipient == c.complainer).cloned()
+        for q in 0..self.keygens.len() {
+            let complaints = std::mem::take(&mut self.keygens[q].complaints);
+            for c in &complaints {
+                let kg = &mut self.keygens[q];
+                if kg.disqualified.contains(&c.dealer) {
+                    continue;
                 }
-                _ => None,
-            };
-            let dealing = &self.dealings[&c.dealer].0;
-            match dkg::resolve_complaint(&self.dkg, dealing, c, revealed.as_ref()) {
-                Ok(()) => self.revealed.extend(revealed),
-                Err(_) => {
-                    self.disqualified.insert(c.dealer);
-                    if inbox.contains_key(&client) && !self.gone.contains(&client) {
-                        self.name(client, Offence::Disqualified);
+                let client = kg.members[c.dealer as usize - 1];
+                let revealed = match inbox.get(&client) {
+                    Some((_, Message::DkgReveal { shares })) => {
+                        shares.iter().find(|s| s.recipient == c.complainer).cloned()
+                    }
+                    _ => None,
+                };
+                let dealing = &kg.dealings[&c.dealer].0;
+                match dkg::resolve_complaint(&kg.dkg, dealing, c, revealed.as_ref()) {
+                    Ok(()) => kg.revealed.extend(revealed),
+                    Err(_) => {
+                        kg.disqualified.insert(c.dealer);
+                        if inbox.contains_key(&client) && !self.gone.contains(&client) {
+                            self.name(client, Offence::Disqualified);
+                        }
                     }
                 }
             }
+            self.keygens[q].complaints = complaints;
         }
-        self.complaints = complaints;
         self.announce(now)
     }
 
-    /// QUAL, the joint key, and the key announcement to every client.
+    /// QUAL, the joint key(s), and the key announcement to every client.
     fn announce(&mut self, now: u64) -> Result<Step, RelayError> {
-        let qual: Vec<Dealing> = self
-            .dealings
-            .iter()
-            .filter(|(i, _)| !self.disqualified.contains(i))
-            .map(|(_, (d, _))| d.clone())
-            .collect();
-        let gk = dkg::group_key(&self.dkg, &qual)?;
-        let pk = *gk.public_key();
-        self.group = Some(gk);
-        let qual_ids: Vec<u32> = qual.iter().map(|d| d.dealer).collect();
-        self.holders = self
-            .responders
-            .iter()
-            .copied()
-            .filter(|&i| {
-                !self.disqualified.contains(&i)
-                    && !self.gone.contains(&self.roles.committee[i as usize - 1])
-            })
-            .collect();
+        for q in 0..self.keygens.len() {
+            let kg = &self.keygens[q];
+            let qual: Vec<Dealing> = kg
+                .qualified()
+                .iter()
+                .map(|i| kg.dealings[i].0.clone())
+                .collect();
+            let gk = dkg::group_key(&kg.dkg, &qual)?;
+            let holders: Vec<u32> = kg
+                .responders
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    !kg.disqualified.contains(&i)
+                        && !self.gone.contains(&kg.members[i as usize - 1])
+                })
+                .collect();
+            let kg = &mut self.keygens[q];
+            kg.group = Some(gk);
+            kg.holders = holders;
+        }
         self.round += 1;
         self.phase = Phase::Submit;
+        if self.params.lane_committees.is_some() {
+            return self.announce_lane_keys(now);
+        }
+        let kg = &self.keygens[0];
+        let pk = *kg.group.as_ref().ok_or(RelayError::Ended)?.public_key();
+        let qual_ids = kg.qualified();
         let mut out = Vec::with_capacity(self.params.clients as usize);
         for client in 0..self.params.clients {
             if self.gone.contains(&client) {
                 continue;
             }
-            let holder = self
-                .member_index(client)
-                .filter(|i| self.holders.contains(i));
-            let (qualified, revealed) = match holder {
-                Some(i) => (
-                    qual_ids.clone(),
-                    self.revealed
-                        .iter()
-                        .filter(|s| s.recipient == i)
-                        .cloned()
-                        .collect(),
-                ),
-                None => (Vec::new(), Vec::new()),
-            };
+            let (qualified, revealed) = self.holder_keys(client, &qual_ids);
             out.push(self.envelope(
                 client,
                 Message::KeyAnnounce {
@@ -214,5 +284,29 @@ impl Relay {
             ));
         }
         Ok(self.next_round(now, out, Kind::Submit))
+    }
+
+    /// QUAL and the shares revealed for `client` if it holds a key share of
+    /// its committee (`qual_ids` that committee's QUAL), empty otherwise.
+    pub(super) fn holder_keys(
+        &self,
+        client: u32,
+        qual_ids: &[u32],
+    ) -> (Vec<u32>, Vec<SecretShare>) {
+        let Some(&(q, i)) = self.member_of.get(&client) else {
+            return (Vec::new(), Vec::new());
+        };
+        let kg = &self.keygens[q];
+        if !kg.holders.contains(&i) {
+            return (Vec::new(), Vec::new());
+        }
+        (
+            qual_ids.to_vec(),
+            kg.revealed
+                .iter()
+                .filter(|s| s.recipient == i)
+                .cloned()
+                .collect(),
+        )
     }
 }

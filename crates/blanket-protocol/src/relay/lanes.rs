@@ -17,12 +17,9 @@ use super::{Offence, Outgoing, Phase, Relay, RelayError, Step};
 use crate::context;
 use crate::params::Variant;
 use crate::select;
-use crate::wire::{Kind, Message};
+use crate::wire::{Kind, Message, COLUMN_LANE};
 
 use blanket::shuffle::alternating::GridLayout;
-
-/// Lane ids of the column round (row and amortized lanes count from 0).
-const COLUMN_LANE: u32 = 1 << 31;
 
 pub(super) struct Lane {
     /// The id bound into the proof context.
@@ -66,14 +63,18 @@ impl Relay {
                 self.lanes = vec![Lane::new(0, 0, (0..n).collect())];
             }
             Variant::Alternating => {
-                // Public placement: message i to row-major cell pi(i).
+                // Public placement: message i to row-major cell pi(i) (with
+                // per-lane key committees the list is already in its cells,
+                // placed over the client slots).
                 let grid = GridLayout::new(n);
-                let pi = select::placement(&self.run, &self.seed, n);
-                let mut cells = vec![Ciphertext::identity(); n];
-                for (i, &c) in pi.iter().enumerate() {
-                    cells[c] = self.list[i];
+                if self.lane.is_none() {
+                    let pi = select::placement(&self.run, &self.seed, n);
+                    let mut cells = vec![Ciphertext::identity(); n];
+                    for (i, &c) in pi.iter().enumerate() {
+                        cells[c] = self.list[i];
+                    }
+                    self.list = cells;
                 }
-                self.list = cells;
                 let w = grid.width();
                 self.lanes = (0..grid.height())
                     .map(|r| {
@@ -134,6 +135,9 @@ impl Relay {
         }
         self.round -= 1;
         if let (Some(grid), false) = (self.grid, self.columns_started) {
+            if self.lane.as_ref().is_some_and(|l| !l.reencrypted()) {
+                return self.request_reencrypt(now);
+            }
             self.columns_started = true;
             let n = self.list.len();
             let w = grid.width();
@@ -141,6 +145,9 @@ impl Relay {
                 .map(|c| Lane::new(COLUMN_LANE | c as u32, c, (c..n).step_by(w).collect()))
                 .collect();
             return self.request_shuffle(now);
+        }
+        if self.lane.is_some() {
+            return self.request_lane_partials(now);
         }
         if let Some(grid) = self.grid {
             // The final matrix read in column-major order (what the analyzer sees).
@@ -161,7 +168,6 @@ impl Relay {
         now: u64,
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
-        let pk = *self.public_key().ok_or(RelayError::Ended)?;
         for (from, (_, msg)) in inbox {
             let Message::ShuffleResponse {
                 lane,
@@ -193,6 +199,7 @@ impl Relay {
                 self.name(from, Offence::WrongProofSystem { expected, got });
                 continue;
             }
+            let pk = self.lane_pk(id).ok_or(RelayError::Ended)?;
             let setup = self.setup.as_ref().ok_or(RelayError::Ended)?;
             let ctx = context::shuffle(&self.run, expected, id, stage, from);
             match shuffle::verify_with(setup, &pk, &input, &list, &proof, &ctx) {

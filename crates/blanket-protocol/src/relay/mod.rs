@@ -18,12 +18,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use blanket_crypto::channel::SealedMessage;
-use blanket_crypto::dkg::{Complaint, Dealing, DkgError, DkgParams, SecretShare};
+use blanket_crypto::dkg::{DkgError, DkgParams};
 use blanket_crypto::encoding;
+use blanket_crypto::reencrypt::ReencryptError;
 use blanket_crypto::shuffle::{ProofSystem, ShuffleError, ShuffleSetup};
 use blanket_crypto::submission::{verify_submission, ClientSubmission, SubmissionContext};
-use blanket_crypto::threshold::{GroupKey, PartialDecryption, ThresholdError};
+use blanket_crypto::threshold::{PartialDecryption, ThresholdError};
 use blanket_crypto::{Ciphertext, PublicKey};
 use rayon::prelude::*;
 
@@ -33,6 +33,7 @@ use crate::select::{self, Roles};
 use blanket::shuffle::alternating::GridLayout;
 
 mod keygen;
+mod lanekeys;
 mod lanes;
 use crate::wire::{Envelope, Kind, Message, RunId, WireError, RELAY_ID};
 
@@ -51,6 +52,9 @@ pub enum Phase {
     DkgReveal,
     Submit,
     Shuffle,
+    /// Per-lane key committees: the row committees re-encrypt the rows'
+    /// outputs to the column keys.
+    Reencrypt,
     Decrypt,
     Done,
     Failed,
@@ -78,6 +82,9 @@ pub enum Offence {
     },
     /// A partial decryption whose DLEQ proof does not verify.
     WrongPartial(String),
+    /// A re-encryption partial whose proof does not verify, or an answer
+    /// that does not cover exactly the lanes asked.
+    WrongReencryption(String),
     /// Two different messages in one round.
     Equivocation,
 }
@@ -142,6 +149,17 @@ pub enum RelayError {
     },
     #[error("only {valid} valid partial decryptions, threshold {threshold}: too many key holders dropped out or cheated")]
     NotEnoughPartials { valid: usize, threshold: u32 },
+    #[error("key committee {committee}: only {valid} valid {what}, threshold {threshold}: too many members dropped out or cheated")]
+    CommitteeShort {
+        committee: usize,
+        what: &'static str,
+        valid: usize,
+        threshold: u32,
+    },
+    #[error("{found} dummies decrypted, {inserted} inserted: the output is refused")]
+    DummyCount { found: usize, inserted: usize },
+    #[error(transparent)]
+    Reencrypt(#[from] ReencryptError),
     #[error(transparent)]
     Threshold(#[from] ThresholdError),
     #[error("the run already ended")]
@@ -185,7 +203,10 @@ pub struct Relay {
     run: RunId,
     roles: Roles,
     directory: Vec<PublicKey>,
-    dkg: DkgParams,
+    /// One DKG per key committee (`roles.committees`).
+    keygens: Vec<keygen::Keygen>,
+    /// Client id to (committee, member index).
+    member_of: HashMap<u32, (usize, u32)>,
     timeout_ms: u64,
     round: u32,
     phase: Phase,
@@ -196,13 +217,6 @@ pub struct Relay {
     gone: BTreeSet<u32>,
     cheaters: Vec<Cheater>,
     silent: Vec<(u32, Phase)>,
-    dealings: BTreeMap<u32, (Dealing, Vec<SealedMessage>)>,
-    responders: BTreeSet<u32>,
-    complaints: Vec<Complaint>,
-    revealed: Vec<SecretShare>,
-    disqualified: BTreeSet<u32>,
-    group: Option<GroupKey>,
-    holders: Vec<u32>,
     accepted: Vec<u32>,
     list: Vec<Ciphertext>,
     seed: [u8; 32],
@@ -213,6 +227,8 @@ pub struct Relay {
     chain: Vec<u32>,
     decrypt_asked: BTreeSet<u32>,
     partials: Vec<PartialDecryption>,
+    /// Per-lane key committees' state (`ProtocolParams::lane_committees`).
+    lane: Option<lanekeys::LaneState>,
 }
 
 impl Relay {
@@ -233,17 +249,29 @@ impl Relay {
             });
         }
         let roles = select::roles(&params, &run, &seed);
-        let dkg = DkgParams::new(
-            params.committee,
-            params.threshold,
-            &context::dkg(&run, &roles.committee),
-        )?;
+        let mut keygens = Vec::with_capacity(roles.committees.len());
+        let mut member_of = HashMap::new();
+        for (q, members) in roles.committees.iter().enumerate() {
+            let dkg = DkgParams::new(
+                members.len() as u32,
+                params.threshold,
+                &context::dkg(&run, members),
+            )?;
+            for (i, &c) in members.iter().enumerate() {
+                member_of.insert(c, (q, i as u32 + 1));
+            }
+            keygens.push(keygen::Keygen::new(members.clone(), dkg));
+        }
+        let lane = params
+            .lane_committees
+            .map(|_| lanekeys::LaneState::new(&params, &run, &seed));
         Ok(Relay {
             params,
             run,
             roles,
             directory,
-            dkg,
+            keygens,
+            member_of,
             timeout_ms,
             round: 0,
             phase: Phase::DkgDeal,
@@ -254,13 +282,6 @@ impl Relay {
             gone: BTreeSet::new(),
             cheaters: Vec::new(),
             silent: Vec::new(),
-            dealings: BTreeMap::new(),
-            responders: BTreeSet::new(),
-            complaints: Vec::new(),
-            revealed: Vec::new(),
-            disqualified: BTreeSet::new(),
-            group: None,
-            holders: Vec::new(),
             accepted: Vec::new(),
             list: Vec::new(),
             seed,
@@ -271,6 +292,7 @@ impl Relay {
             chain: Vec::new(),
             decrypt_asked: BTreeSet::new(),
             partials: Vec::new(),
+            lane,
         })
     }
 
@@ -310,9 +332,13 @@ impl Relay {
     pub fn accepted_shuffles(&self) -> u32 {
         self.chain.len() as u32
     }
-    /// The joint public key, once the DKG finished.
+    /// The joint public key, once the DKG finished (of the first committee
+    /// with per-lane key committees; see [`Relay::lane_key`]).
     pub fn public_key(&self) -> Option<&PublicKey> {
-        self.group.as_ref().map(|g| g.public_key())
+        self.keygens
+            .first()
+            .and_then(|k| k.group.as_ref())
+            .map(|g| g.public_key())
     }
 
     fn envelope(&self, to: u32, message: Message) -> Outgoing {
@@ -347,36 +373,29 @@ impl Relay {
     }
 
     fn member_index(&self, client: u32) -> Option<u32> {
-        self.roles
-            .committee
-            .iter()
-            .position(|&c| c == client)
-            .map(|p| p as u32 + 1)
+        self.member_of.get(&client).map(|&(_, i)| i)
     }
 
-    /// Round 1: the DKG start to every committee member.
+    /// Round 1: the DKG start to every member of every key committee.
     pub fn start(&mut self, now: u64) -> Vec<Outgoing> {
         self.round = 1;
-        let members: Vec<(u32, PublicKey)> = self
-            .roles
-            .committee
-            .iter()
-            .map(|&c| (c, self.directory[c as usize]))
-            .collect();
-        let out: Vec<Outgoing> = self
-            .roles
-            .committee
-            .iter()
-            .map(|&c| {
-                self.envelope(
+        let mut out: Vec<Outgoing> = Vec::new();
+        for kg in &self.keygens {
+            let members: Vec<(u32, PublicKey)> = kg
+                .members
+                .iter()
+                .map(|&c| (c, self.directory[c as usize]))
+                .collect();
+            for &c in &kg.members {
+                out.push(self.envelope(
                     c,
                     Message::DkgStart {
                         threshold: self.params.threshold,
                         members: members.clone(),
                     },
-                )
-            })
-            .collect();
+                ));
+            }
+        }
         self.open_round(now, &out, Kind::DkgDeal);
         out
     }
@@ -486,6 +505,8 @@ impl Relay {
             Phase::DkgReveal => self.after_reveal(now, inbox),
             Phase::Submit => self.after_submit(now, inbox),
             Phase::Shuffle => self.after_shuffle(now, inbox),
+            Phase::Reencrypt => self.after_reencrypt(now, inbox),
+            Phase::Decrypt if self.lane.is_some() => self.after_lane_decrypt(now, inbox),
             Phase::Decrypt => self.after_decrypt(now, inbox),
             Phase::Done | Phase::Failed => Err(RelayError::Ended),
         }
@@ -496,6 +517,9 @@ impl Relay {
         now: u64,
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
+        if self.lane.is_some() {
+            return self.after_lane_submit(now, inbox);
+        }
         let pk = *self.public_key().ok_or(RelayError::Ended)?;
         let m = self.params.messages_per_client as usize;
         let run = self.run;
@@ -568,13 +592,13 @@ impl Relay {
     fn request_partials(&mut self, now: u64) -> Result<Step, RelayError> {
         let t = self.params.threshold as usize;
         let need = t.saturating_sub(self.partials.len());
-        let next: Vec<u32> = self
+        let kg = &self.keygens[0];
+        let next: Vec<u32> = kg
             .holders
             .iter()
             .copied()
             .filter(|i| {
-                !self.decrypt_asked.contains(i)
-                    && !self.gone.contains(&self.roles.committee[*i as usize - 1])
+                !self.decrypt_asked.contains(i) && !self.gone.contains(&kg.members[*i as usize - 1])
             })
             .take(need)
             .collect();
@@ -589,7 +613,7 @@ impl Relay {
         let mut out = Vec::with_capacity(next.len());
         for i in next {
             self.decrypt_asked.insert(i);
-            let client = self.roles.committee[i as usize - 1];
+            let client = self.keygens[0].members[i as usize - 1];
             out.push(self.envelope(client, Message::DecryptRequest { c1: c1.clone() }));
         }
         Ok(self.next_round(now, out, Kind::DecryptResponse))
@@ -600,7 +624,7 @@ impl Relay {
         now: u64,
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
-        let gk = self.group.clone().ok_or(RelayError::Ended)?;
+        let gk = self.keygens[0].group.clone().ok_or(RelayError::Ended)?;
         let ctx = context::decrypt(&self.run);
         for (from, (_, msg)) in inbox {
             let Message::DecryptResponse { partial } = msg else {
@@ -633,7 +657,7 @@ impl Relay {
             shufflers: self.chain.clone(),
             decryptors: self.partials[..t]
                 .iter()
-                .map(|p| self.roles.committee[p.member as usize - 1])
+                .map(|p| self.keygens[0].members[p.member as usize - 1])
                 .collect(),
         }))
     }

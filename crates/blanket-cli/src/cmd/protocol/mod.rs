@@ -69,6 +69,12 @@ pub struct ProtocolRunArgs {
     /// about 160 bytes per ciphertext) or `bg` (Bayer-Groth, O(sqrt N) group elements).
     #[arg(long, default_value = "tw")]
     pub proof: ProofSystem,
+    /// Alternating variant only: per-lane key committees with threshold re-encryption
+    /// (docs/protocol.md, "Per-lane key committees and threshold re-encryption"): every row
+    /// and every column has its own key committee, so no client handles the whole list; the
+    /// cells of absent clients hold public dummies, counted as bad cells in the guarantee.
+    #[arg(long)]
+    pub lane_keys: bool,
     /// Statistical security: privacy fails with probability at most 2^-sigma.
     #[arg(long, default_value_t = 40)]
     pub sigma: u32,
@@ -112,6 +118,15 @@ pub struct ProtocolRunArgs {
 }
 
 #[derive(Serialize)]
+struct LaneKeysJson {
+    row_committees: u32,
+    column_committees: u32,
+    dummies: usize,
+    row_member_bytes_worst: u64,
+    column_member_bytes_worst: u64,
+}
+
+#[derive(Serialize)]
 struct RoleJson {
     role: &'static str,
     parties: usize,
@@ -136,6 +151,10 @@ struct RunJson {
     threshold: u32,
     /// Shuffler lists (1 amortized; W = ceil(sqrt(n m)) alternating).
     lanes: u32,
+    /// Per-lane key committees (`--lane-keys`): their counts, the dummies inserted and the
+    /// worst row- and column-committee member's bytes; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lane_keys: Option<LaneKeysJson>,
     chain: u32,
     backups: u32,
     delivered: bool,
@@ -224,7 +243,8 @@ pub(crate) struct AlternatingBoundJson {
     bound: &'static str,
     placement: &'static str,
     /// The grid holds between `honest_cells_min` (n - D - G) and `cells_max` (n) accepted
-    /// messages, at most `bad_cells_max` (G) of them malicious.
+    /// messages, at most `bad_cells_max` (G) of them malicious; with `--lane-keys` the grid
+    /// has n cells and `bad_cells_max` = D + G (malicious messages and public dummies).
     honest_cells_min: u64,
     cells_max: u64,
     bad_cells_max: u64,
@@ -322,13 +342,6 @@ struct PaperJson {
     bytes_avg_client: f64,
 }
 
-/// The trust assumption of the shuffler (spec 05, "Setting"; `docs/protocol.md`).
-pub const TRUST: &str = blanket_protocol::release::TRUST;
-
-/// The alternating variant's trust assumption: the shuffler's, and the placement of the bad
-/// cells taken at its worst (`docs/alternating.md`, "Bad cells").
-pub const TRUST_ALTERNATING: &str = blanket_protocol::release::TRUST_ALTERNATING;
-
 fn role_label(r: &str) -> &'static str {
     match r {
         "relay" => "relay",
@@ -364,6 +377,23 @@ fn to_json(args: &ProtocolRunArgs, cfg: &SimConfig, r: &SimReport) -> RunJson {
         },
         proof: p.proof.name(),
         lanes: p.lanes,
+        lane_keys: p.lane_committees.map(|(kr, kc)| {
+            let worst = |qs: &[Vec<u32>]| {
+                qs.iter()
+                    .flatten()
+                    .map(|&c| r.bytes_sent[c as usize] + r.bytes_received[c as usize])
+                    .max()
+                    .unwrap_or(0)
+            };
+            let split = (kr as usize).min(r.roles.committees.len());
+            LaneKeysJson {
+                row_committees: kr,
+                column_committees: kc,
+                dummies: r.dummies,
+                row_member_bytes_worst: worst(&r.roles.committees[..split]),
+                column_member_bytes_worst: worst(&r.roles.committees[split..]),
+            }
+        }),
         clients: p.clients,
         messages_per_client: p.messages_per_client,
         sigma: p.sigma,
@@ -412,10 +442,7 @@ fn to_json(args: &ProtocolRunArgs, cfg: &SimConfig, r: &SimReport) -> RunJson {
             .collect(),
         roles,
         blanket_users: blanket_users(&p),
-        trust: match args.variant {
-            Variant::Amortized => TRUST,
-            Variant::Alternating => TRUST_ALTERNATING,
-        },
+        trust: blanket_protocol::release::trust(&p),
         shuffle_failure: 2f64.powi(-(p.sigma.min(1000) as i32)),
         histogram: None,
         vector_sum: None,
@@ -480,9 +507,25 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         Variant::Alternating => Layout::Alternating,
     };
     let params_for = |messages: u32| {
-        ProtocolParams::for_variant(layout, n, a.dropout, a.malicious, a.sigma, a.eta, messages)
-            .map(|p| p.with_proof(a.proof))
+        let p = ProtocolParams::for_variant(
+            layout,
+            n,
+            a.dropout,
+            a.malicious,
+            a.sigma,
+            a.eta,
+            messages,
+        )
+        .map(|p| p.with_proof(a.proof))?;
+        if a.lane_keys {
+            p.with_lane_keys()
+        } else {
+            Ok(p)
+        }
     };
+    if a.lane_keys && a.variant != Variant::Alternating {
+        bail!("--lane-keys needs --variant alternating (the amortized variant has one list and one key committee)");
+    }
     let base = params_for(a.messages.unwrap_or(1))?;
     if a.variant == Variant::Alternating {
         match a.protocol {

@@ -27,6 +27,9 @@ use blanket_crypto::wire::{decode_point, DecodeError, POINT_BYTES};
 use blanket_crypto::{Ciphertext, PublicKey};
 use curve25519_dalek::ristretto::RistrettoPoint;
 
+mod codec;
+use codec::{crypto, Reader, Writer};
+
 /// Version tag of the envelope.
 pub const PROTOCOL_VERSION: u8 = 2;
 /// The relay's identity in envelopes.
@@ -293,102 +296,6 @@ pub struct Envelope {
     pub sender: u32,
     pub recipient: u32,
     pub message: Message,
-}
-
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u32(&mut self, x: u32) {
-        self.0.extend_from_slice(&x.to_le_bytes());
-    }
-    fn count(&mut self, n: usize) {
-        self.u32(n as u32);
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(b);
-    }
-    fn prefixed(&mut self, b: &[u8]) {
-        self.count(b.len());
-        self.bytes(b);
-    }
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    what: &'static str,
-}
-
-impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8], what: &'static str) -> Self {
-        Reader {
-            bytes,
-            pos: 0,
-            what,
-        }
-    }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
-        let end = self.pos.saturating_add(n);
-        let out = self.bytes.get(self.pos..end).ok_or(WireError::Truncated {
-            what: self.what,
-            need: end,
-            got: self.bytes.len(),
-        })?;
-        self.pos = end;
-        Ok(out)
-    }
-    fn u8(&mut self) -> Result<u8, WireError> {
-        Ok(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Result<u32, WireError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    /// A count, checked against `max` and against the bytes left (each item
-    /// takes at least `min_item` bytes), so no allocation is driven by a
-    /// forged count.
-    fn count(&mut self, max: usize, min_item: usize) -> Result<usize, WireError> {
-        let n = self.u32()? as usize;
-        let left = self.bytes.len() - self.pos;
-        if n > max || n.saturating_mul(min_item) > left {
-            return Err(WireError::CountOutOfRange {
-                what: self.what,
-                count: n,
-                max: max.min(left / min_item.max(1)),
-            });
-        }
-        Ok(n)
-    }
-    fn prefixed(&mut self) -> Result<&'a [u8], WireError> {
-        let n = self.u32()? as usize;
-        if n > MAX_PAYLOAD_BYTES {
-            return Err(WireError::TooLarge {
-                what: self.what,
-                len: n,
-                max: MAX_PAYLOAD_BYTES,
-            });
-        }
-        self.take(n)
-    }
-    fn rest(&mut self) -> &'a [u8] {
-        let out = &self.bytes[self.pos..];
-        self.pos = self.bytes.len();
-        out
-    }
-    fn finish(self) -> Result<(), WireError> {
-        let extra = self.bytes.len() - self.pos;
-        if extra != 0 {
-            return Err(WireError::TrailingBytes {
-                what: self.what,
-                extra,
-            });
-        }
-        Ok(())
-    }
-}
-
-fn crypto<T>(what: &'static str, r: Result<T, DecodeError>) -> Result<T, WireError> {
-    r.map_err(|source| WireError::Crypto { what, source })
 }
 
 const SEALED_MIN: usize = blanket_crypto::channel::HEADER_BYTES + 16;

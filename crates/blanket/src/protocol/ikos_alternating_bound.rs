@@ -24,6 +24,7 @@
 //! so the cost is O(DIRECT + BLOCK ln n) per m. Every log is rounded up by a slack that
 //! dominates its floating-point error.
 
+use super::ln_factorial::LnFactorial;
 use crate::field::Modulus;
 use crate::protocol::ikos::{IkosError, MAX_SHARES, MAX_SIGMA, MAX_USERS};
 use crate::shuffle::GridLayout;
@@ -35,43 +36,12 @@ pub const DIRECT: u64 = 10_000;
 /// Above [`DIRECT`], blocks [a, b] have b - a <= a / BLOCK.
 pub const BLOCK: u64 = 1024;
 
-const HALF_LN_TAU: f64 = 0.918_938_533_204_672_8;
-
 /// Why no share count over A^2_pi can be given.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AlternatingBoundError {
     /// A parameter rejected by the uniform-shuffle checks (n, m, sigma ranges).
     #[error(transparent)]
     Ikos(#[from] IkosError),
-}
-
-/// ln k! (k < 256 by summation, Stirling's series with its remainder bound above) and the
-/// magnitude bookkeeping for the rounding slack.
-struct LnFact {
-    small: Vec<f64>,
-}
-
-impl LnFact {
-    fn new() -> Self {
-        let mut small = Vec::with_capacity(256);
-        let mut acc = 0.0f64;
-        small.push(0.0);
-        for k in 1..256 {
-            acc += f64::from(k).ln();
-            small.push(acc);
-        }
-        Self { small }
-    }
-
-    /// ln k! within 1e-13 + 8 ulps of its value; `k` a non-negative integer below 2^53.
-    fn get(&self, k: f64) -> f64 {
-        if k < 256.0 {
-            return self.small[k as usize];
-        }
-        // k ln k - k + ln(2 pi k)/2 + 1/(12k) - 1/(360k^3) + R, 0 < R < 1/(1260k^5).
-        let k3 = k * k * k;
-        (k + 0.5) * k.ln() - k + HALF_LN_TAU + 1.0 / (12.0 * k) - 1.0 / (360.0 * k3)
-    }
 }
 
 /// A log value and the sum of the magnitudes that went into it (for the slack).
@@ -137,7 +107,7 @@ struct Grid {
     m: f64,
     ln_q1: f64,
     q1: f64,
-    lf: LnFact,
+    lf: LnFactorial,
 }
 
 /// The short last row of a ragged layout (r cells, 1 <= r < w) under F full rows.
@@ -152,7 +122,7 @@ struct Ragged {
 
 impl Grid {
     fn lf(&self, k: f64) -> Val {
-        Val::new(self.lf.get(k))
+        Val::new(self.lf.below(k))
     }
 
     /// ln L_k(s) = floor(s/k) ln k! + ln (k)_(s mod k) (k = row length or column height).
@@ -173,7 +143,7 @@ impl Grid {
 
     /// P(k) = sum_{i < k} min(0, ln((r - i)(F + 1)) - ln(w F)) for the ragged row (k <= r),
     /// rounded down: ln (r - i0)! - ln (r - k)! + (k - i0)(ln(F + 1) - ln(w F)) for k > i0.
-    /// Rounding: `LnFact` here omits Stirling's remainder (a lower value of ln k!, short by
+    /// Rounding: `LnFactorial::below` omits Stirling's remainder (a lower value of ln k!, short by
     /// less than 1/(1260 k^5) < 1e-15 for k >= 256), right for the + ln (r - i0)! and short
     /// for the - ln (r - k)!; `down()`'s 1e-12 covers that and the float error.
     fn ln_penalty(&self, g: &Ragged, k: f64) -> f64 {
@@ -308,7 +278,7 @@ pub(crate) fn ln_excess_bound_layout(w: u64, n: u64, m: u32, q1: f64, ln_q1: f64
         m: f64::from(m),
         ln_q1,
         q1,
-        lf: LnFact::new(),
+        lf: LnFactorial::new(),
     };
     // s_max = n - ceil(n / q), q = q1 + 1.
     let s_max = n.saturating_sub((n as f64 / (q1 + 1.0)).ceil() as u64);

@@ -23,6 +23,8 @@
 //! below 1/(1260 k^5)) above; every level adds a slack covering the floating-point error, so
 //! every value returned is an upper bound on the exact one.
 
+use super::ln_factorial::LnFactorial;
+
 /// Window W: terms with b <= W or r - b <= W are summed exactly.
 pub(crate) const WINDOW: usize = 64;
 
@@ -35,44 +37,6 @@ const MAX_DIRECT: usize = 100_000;
 
 /// Extension is used early once a <= this and U_{K+1} <= this (so that 1 + G ~ 1).
 const EARLY_STOP: f64 = 1e-3;
-
-/// ln(2 pi) / 2.
-const HALF_LN_TAU: f64 = 0.918_938_533_204_672_8;
-
-/// ln k! for k < 256 by summation, Stirling's series above.
-struct LnFact {
-    small: Vec<f64>,
-}
-
-impl LnFact {
-    fn new() -> Self {
-        let mut small = Vec::with_capacity(256);
-        let mut acc = 0.0f64;
-        small.push(0.0);
-        for k in 1..256 {
-            acc += f64::from(k).ln();
-            small.push(acc);
-        }
-        Self { small }
-    }
-
-    /// ln k!; `k` must be an integer below 2^53.
-    fn get(&self, k: f64) -> f64 {
-        if k < 256.0 {
-            return self.small[k as usize];
-        }
-        // Stirling: k ln k - k + ln(2 pi k)/2 + 1/(12k) - 1/(360k^3) + R, 0 < R < 1/(1260k^5).
-        let k3 = k * k * k;
-        let ln_k = k.ln();
-        (k + 0.5) * ln_k - k + HALF_LN_TAU + 1.0 / (12.0 * k) - 1.0 / (360.0 * k3)
-            + 1.0 / (1260.0 * k3 * k * k)
-    }
-
-    /// ln C(n, k).
-    fn choose(&self, n: f64, k: f64) -> f64 {
-        self.get(n) - self.get(k) - self.get(n - k)
-    }
-}
 
 /// Upper bound on the absolute error of one ln c(r, b) (nine ln k! with arguments <= top,
 /// each within 8 ulps of |ln top!| plus the series remainder), with margin. A sum of terms
@@ -111,7 +75,7 @@ struct Ctx {
     m: f64,
     m_minus_2: f64,
     ln_q1: f64,
-    lf: LnFact,
+    lf: LnFactorial,
 }
 
 impl Ctx {
@@ -154,7 +118,7 @@ pub(crate) fn ln_bound(n: u64, m: u32, ln_q1: f64) -> f64 {
         m: f64::from(m),
         m_minus_2: f64::from(m) - 2.0,
         ln_q1,
-        lf: LnFact::new(),
+        lf: LnFactorial::new(),
     };
     let direct_cap = n.min(MAX_DIRECT as u64) as usize;
     // ln(1 + U_r) and its running max over r' <= r.
@@ -270,17 +234,6 @@ mod tests {
             l1b[r] = ln_1p_exp(ln_b);
         }
         ln_b
-    }
-
-    #[test]
-    fn stirling_matches_summed_table() {
-        let lf = LnFact::new();
-        let mut acc = lf.small[255];
-        for k in 256..5000u32 {
-            acc += f64::from(k).ln();
-            let got = lf.get(f64::from(k));
-            assert!((got - acc).abs() <= 1e-9 * acc, "k={k}: {got} vs {acc}");
-        }
     }
 
     /// Windowed recursion (and extension) never below the exact recursion, and close to it.

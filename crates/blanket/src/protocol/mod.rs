@@ -9,6 +9,7 @@ pub mod ikos_alternating_bound;
 pub mod ikos_bound;
 pub mod ikos_sum;
 pub mod ikos_vector;
+mod ln_factorial;
 pub mod scalar_sum;
 pub mod tensor;
 pub mod vector_sum;

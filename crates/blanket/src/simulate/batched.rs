@@ -150,6 +150,17 @@ pub(crate) fn plan_blocks(groups: &[u64], block: u64) -> Vec<(usize, u64, u64)> 
     starts
 }
 
+/// The users of `groups` (saturating: an overflow is refused as too many), checked against
+/// the simulation's limits for `per_user` messages each.
+fn checked_users(groups: &[u64], per_user: u32, shuffle: bool) -> Result<u64, SimulationError> {
+    let users = groups
+        .iter()
+        .try_fold(0u64, |a, &c| a.checked_add(c))
+        .unwrap_or(u64::MAX);
+    check_run(users, per_user, shuffle)?;
+    Ok(users)
+}
+
 /// One repetition of a batched simulation of `groups[g]` users holding input g; returns
 /// the merged analyzer state (see the module documentation).
 pub fn run_grouped<W, A, N>(
@@ -166,12 +177,8 @@ where
     A::Message: Default + Send + Sync,
     N: Fn() -> A + Sync,
 {
-    let users = groups
-        .iter()
-        .try_fold(0u64, |a, &c| a.checked_add(c))
-        .unwrap_or(u64::MAX);
     let per_user = work.per_user();
-    check_run(users, per_user, shuffle)?;
+    let users = checked_users(groups, per_user, shuffle)?;
     let blocks = plan(groups);
     let segments = |&(group, offset, left): &(usize, u64, u64)| Segments {
         groups,
@@ -339,12 +346,8 @@ where
     A::Message: Default + Send + Sync,
     N: Fn() -> A + Sync,
 {
-    let users = groups
-        .iter()
-        .try_fold(0u64, |a, &c| a.checked_add(c))
-        .unwrap_or(u64::MAX);
     let per_user = work.per_user();
-    check_run(users, per_user, shuffle)?;
+    let users = checked_users(groups, per_user, shuffle)?;
     let messages = users * u64::from(per_user);
     // At least MAX_USERS / 2^32 users per block: fewer than 2^32 blocks, so every stream id
     // (repetition << 32 | block) is unique.

@@ -45,6 +45,23 @@ pub enum Fate {
     Malicious(Behaviour),
 }
 
+impl Fate {
+    /// Honest ([`Fate::Honest`] or an honest dropout), i.e. not malicious.
+    pub fn is_honest(self) -> bool {
+        !matches!(self, Fate::Malicious(_))
+    }
+}
+
+impl std::fmt::Display for Fate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fate::Honest => write!(f, "honest"),
+            Fate::DropAt(k) => write!(f, "honest, drops out at {k:?}"),
+            Fate::Malicious(b) => write!(f, "malicious ({b:?})"),
+        }
+    }
+}
+
 /// The protocol step of a request, for dropouts: a party that drops out at
 /// one step is silent at every later one (the lane-key kinds are numbered
 /// after the others but happen in between: the key announcement with the
@@ -94,12 +111,19 @@ pub enum SimError {
 /// Bytes and CPU of one role.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleCost {
-    /// Parties that acted in this role.
+    /// Parties that acted in this role (honest and malicious).
     pub parties: usize,
-    /// Largest sent + received bytes of one party (all its roles).
+    /// Largest sent + received bytes of one party (all its roles), over
+    /// every party of the role, malicious ones included (a malicious
+    /// party's replays and equivocations count in its own bytes).
     pub bytes_worst: u64,
-    /// Mean sent + received bytes per party.
+    /// Mean sent + received bytes per party (every party of the role).
     pub bytes_avg: f64,
+    /// The same over the role's honest parties only (honest: follows the
+    /// protocol, including honest dropouts; [`SimReport::is_honest`]).
+    pub honest_parties: usize,
+    pub bytes_worst_honest: u64,
+    pub bytes_avg_honest: f64,
     /// Process CPU seconds spent in this role's handlers, in total.
     pub cpu_seconds_total: f64,
 }
@@ -141,15 +165,37 @@ pub struct SimReport {
     pub wall_seconds: f64,
     /// Cells filled with public dummies (per-lane key committees only).
     pub dummies: usize,
+    /// Every client's fate in this run (the configuration's).
+    pub fates: Vec<Fate>,
 }
 
 impl SimReport {
-    /// The client with the most bytes (sent + received) and its count.
+    /// Bytes sent plus received by client `c` (0 for an unknown id).
+    pub fn bytes_of(&self, c: u32) -> u64 {
+        let c = c as usize;
+        self.bytes_sent.get(c).copied().unwrap_or(0)
+            + self.bytes_received.get(c).copied().unwrap_or(0)
+    }
+    /// Whether client `c` follows the protocol: [`Fate::Honest`] or an
+    /// honest dropout ([`Fate::DropAt`]); malicious clients are not.
+    pub fn is_honest(&self, c: u32) -> bool {
+        self.fates.get(c as usize).is_some_and(|f| f.is_honest())
+    }
+    /// The client with the most bytes (sent + received) and its count,
+    /// over all clients, malicious ones included (ties: the lowest id).
     pub fn worst_client(&self) -> (u32, u64) {
-        (0..self.bytes_sent.len())
-            .map(|i| (i as u32, self.bytes_sent[i] + self.bytes_received[i]))
+        self.worst_among(|_| true).unwrap_or((0, 0))
+    }
+    /// The honest client ([`SimReport::is_honest`]) with the most bytes
+    /// and its count; `None` when no client is honest.
+    pub fn worst_honest_client(&self) -> Option<(u32, u64)> {
+        self.worst_among(|c| self.is_honest(c))
+    }
+    fn worst_among(&self, keep: impl Fn(u32) -> bool) -> Option<(u32, u64)> {
+        (0..self.bytes_sent.len() as u32)
+            .filter(|&c| keep(c))
+            .map(|c| (c, self.bytes_of(c)))
             .max_by_key(|&(i, b)| (b, std::cmp::Reverse(i)))
-            .unwrap_or((0, 0))
     }
     /// Mean bytes (sent + received) per client.
     pub fn bytes_avg(&self) -> f64 {
@@ -695,16 +741,27 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
             (0..n as usize).filter(|&i| acted[r][i]).collect()
         };
         let bytes: Vec<u64> = members.iter().map(|&i| sent[i] + received[i]).collect();
+        let honest: Vec<u64> = members
+            .iter()
+            .filter(|&&i| !matches!(cfg.fates[i], Fate::Malicious(_)))
+            .map(|&i| sent[i] + received[i])
+            .collect();
+        let mean = |b: &[u64]| {
+            if b.is_empty() {
+                0.0
+            } else {
+                b.iter().sum::<u64>() as f64 / b.len() as f64
+            }
+        };
         by_role.push((
             *name,
             RoleCost {
                 parties: if r == 0 { 1 } else { members.len() },
                 bytes_worst: bytes.iter().copied().max().unwrap_or(0),
-                bytes_avg: if bytes.is_empty() {
-                    0.0
-                } else {
-                    bytes.iter().sum::<u64>() as f64 / bytes.len() as f64
-                },
+                bytes_avg: mean(&bytes),
+                honest_parties: if r == 0 { 1 } else { honest.len() },
+                bytes_worst_honest: honest.iter().copied().max().unwrap_or(0),
+                bytes_avg_honest: mean(&honest),
                 cpu_seconds_total: cpu[r],
             },
         ));
@@ -729,5 +786,6 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         by_role,
         wall_seconds: wall.elapsed().as_secs_f64(),
         dummies: relay.dummies(),
+        fates: cfg.fates.clone(),
     })
 }

@@ -56,6 +56,10 @@ pub struct ClientRunArgs {
     /// Proof of shuffle of a created task: tw or bg.
     #[arg(long, default_value = "tw")]
     pub proof: String,
+    /// Key committees of a created task: per-lane (alternating only; its default when the
+    /// lane rule has a solution) or single (as `blanket protocol run --key-committees`).
+    #[arg(long, value_parser = ["per-lane", "single"])]
+    pub key_committees: Option<String>,
     /// Round timeout of a created task, milliseconds.
     #[arg(long, default_value_t = blanket_server::relay::api::DEFAULT_ROUND_TIMEOUT_MS)]
     pub round_timeout_ms: u64,
@@ -132,6 +136,7 @@ pub fn simulation_spec(a: &ClientRunArgs, n: u32) -> TaskSpec {
         alpha: a.dropout,
         gamma: a.malicious,
         proof: a.proof.clone(),
+        key_committees: a.key_committees.clone(),
         round_timeout_ms: a.round_timeout_ms,
         sim_seed: Some(a.seed),
         protocol: a.protocol.clone(),

@@ -167,6 +167,11 @@ pub struct SimReport {
     pub dummies: usize,
     /// Every client's fate in this run (the configuration's).
     pub fates: Vec<Fate>,
+    /// Rounds per protocol step, in protocol order ([`round_step`]): the
+    /// DKG rounds, the key announcement with the submission, the shuffle
+    /// rounds (rows and columns apart in the alternating variant), the
+    /// re-encryption and the decryption rounds; they add up to `rounds`.
+    pub rounds_by_step: Vec<(&'static str, u32)>,
 }
 
 impl SimReport {
@@ -380,6 +385,30 @@ fn role_of(kind: Kind) -> usize {
         | Kind::LaneDecryptRequest => 1,
         Kind::ShuffleRequest => 2,
         _ => 3,
+    }
+}
+
+/// The step a round belongs to, from one of its requests: `dkg_deal`,
+/// `dkg_complaints`, `dkg_reveal`, `submit` (the key announcement),
+/// `shuffle` (amortized), `row_shuffle`, `column_shuffle`, `reencrypt`,
+/// `decrypt`, or `other`.
+pub fn round_step(variant: crate::params::Variant, request: &[u8]) -> &'static str {
+    let Ok(env) = Envelope::from_bytes(request) else {
+        return "other";
+    };
+    match env.message {
+        Message::DkgStart { .. } => "dkg_deal",
+        Message::DkgShares { .. } => "dkg_complaints",
+        Message::DkgRevealRequest { .. } => "dkg_reveal",
+        Message::KeyAnnounce { .. } | Message::LaneKeyAnnounce { .. } => "submit",
+        Message::ShuffleRequest { lane, .. } => match variant {
+            crate::params::Variant::Amortized => "shuffle",
+            _ if lane & crate::wire::COLUMN_LANE == 0 => "row_shuffle",
+            _ => "column_shuffle",
+        },
+        Message::ReencryptRequest { .. } => "reencrypt",
+        Message::DecryptRequest { .. } | Message::LaneDecryptRequest { .. } => "decrypt",
+        _ => "other",
     }
 }
 
@@ -606,11 +635,20 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
     let mut refusals = Vec::new();
     let mut client_errors = Vec::new();
 
+    let mut rounds_by_step: Vec<(&'static str, u32)> = Vec::new();
     let mut now = 0u64;
     let t0 = cpu::process_seconds();
     let mut out = relay.start(now);
     cpu[0] += cpu::process_seconds() - t0;
     let result: Result<RunOutput, RelayError> = loop {
+        // The round's step, from its first request.
+        let label = out
+            .first()
+            .map_or("other", |o| round_step(params.variant, &o.bytes));
+        match rounds_by_step.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, k)) => *k += 1,
+            None => rounds_by_step.push((label, 1)),
+        }
         // Deliver the round's requests; clients act in parallel.
         let mut inbox: Vec<Option<&[u8]>> = vec![None; n as usize];
         let mut role = 3;
@@ -787,5 +825,6 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         wall_seconds: wall.elapsed().as_secs_f64(),
         dummies: relay.dummies(),
         fates: cfg.fates.clone(),
+        rounds_by_step,
     })
 }

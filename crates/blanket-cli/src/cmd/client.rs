@@ -53,6 +53,9 @@ pub struct ClientRunArgs {
     /// Statistical security of a created task.
     #[arg(long, default_value_t = 40)]
     pub sigma: u32,
+    /// Output delivery of a created task fails with probability at most 2^-eta.
+    #[arg(long, default_value_t = 10)]
+    pub eta: u32,
     /// Proof of shuffle of a created task: tw or bg.
     #[arg(long, default_value = "tw")]
     pub proof: String,
@@ -133,6 +136,7 @@ pub fn simulation_spec(a: &ClientRunArgs, n: u32) -> TaskSpec {
         clients: n,
         variant: a.variant.clone(),
         sigma: a.sigma,
+        eta: a.eta,
         alpha: a.dropout,
         gamma: a.malicious,
         proof: a.proof.clone(),
@@ -335,6 +339,7 @@ fn print_simulation(r: &SimulationReport, json: bool) {
                 "delivered": st.delivered,
                 "error": st.error,
                 "rounds": st.round,
+                "key_committees": st.derived.key_committees,
                 "cheaters_detected": st.cheaters.iter().map(|c| c.client).collect::<Vec<_>>(),
                 "silent": st.silent.iter().map(|c| c.client).collect::<Vec<_>>(),
                 "bytes_worst_client": worst,

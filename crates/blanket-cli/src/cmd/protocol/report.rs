@@ -26,6 +26,12 @@ pub(super) struct LaneKeysJson {
 }
 
 #[derive(Serialize)]
+pub(super) struct StepRounds {
+    pub(super) step: &'static str,
+    pub(super) rounds: u32,
+}
+
+#[derive(Serialize)]
 pub(super) struct RoleJson {
     pub(super) role: &'static str,
     /// Parties that acted in the role, and their worst and mean sent + received bytes, over
@@ -75,6 +81,10 @@ pub(super) struct RunJson {
     pub(super) correct: bool,
     pub(super) error: Option<String>,
     pub(super) rounds: u32,
+    /// Rounds per protocol step in protocol order (`dkg_deal`, `dkg_complaints`,
+    /// `dkg_reveal`, `submit`, `shuffle` or `row_shuffle` and `column_shuffle`, `reencrypt`,
+    /// `decrypt`); they add up to `rounds`.
+    pub(super) rounds_by_step: Vec<StepRounds>,
     /// Issue 16's contract keys: the client with the most bytes sent + received (envelope
     /// headers included) over **all** clients, malicious ones included (a malicious client's
     /// replays, equivocations and garbage count in its own bytes), the shuffle-proof part of
@@ -286,6 +296,11 @@ pub(super) fn to_json(
         correct: r.correct,
         error: r.error.clone(),
         rounds: r.rounds,
+        rounds_by_step: r
+            .rounds_by_step
+            .iter()
+            .map(|&(step, rounds)| StepRounds { step, rounds })
+            .collect(),
         bytes_worst_client: bytes_worst,
         proof_bytes_worst_client: r.proof_bytes.get(worst as usize).copied().unwrap_or(0),
         worst_client: worst,
@@ -402,7 +417,15 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
     rows.extend([
         (
             "rounds (paper: 24, 18 without shuffler dropout)",
-            j.rounds.to_string(),
+            format!(
+                "{} ({})",
+                j.rounds,
+                j.rounds_by_step
+                    .iter()
+                    .map(|s| format!("{} {}", s.step, s.rounds))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ),
         (
             "bytes, worst client (paper: 1.25 MB)",

@@ -186,10 +186,10 @@ impl ProtocolRunArgs {
     pub(super) fn check_protocol(&self) -> Result<()> {
         if self.variant == Variant::Alternating {
             match self.protocol {
-            Some(DpProtocol::VectorSum) if self.t != 1 => bail!("--protocol vector-sum --t {} with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is for single-message protocols; vector sum with t = 1 reduces to one GRR report per client and is certified, but t >= 2 conditions on every user's coordinates and needs independent per-coordinate uniform shuffles, which A^2_pi does not give; use --t 1 or --variant amortized", self.t),
-            Some(DpProtocol::IkosSum) => bail!("--protocol ikos-sum with --variant alternating is refused: the relay's alternating variant is not wired to blanket's A^2_pi share count (m_required_alternating, docs/multi-message.md: honest clients, any n under the GridLayout rule; the malicious cells of this variant are not analysed for split-and-mix); use --variant amortized"),
-            _ => {}
-        }
+                Some(DpProtocol::VectorSum) if self.t != 1 => bail!("--protocol vector-sum --t {} with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is for single-message protocols; vector sum with t = 1 reduces to one GRR report per client and is certified, but t >= 2 conditions on every user's coordinates and needs independent per-coordinate uniform shuffles, which A^2_pi does not give; use --t 1 or --variant amortized", self.t),
+                Some(DpProtocol::IkosSum) => bail!("--protocol ikos-sum with --variant alternating is refused: the relay's alternating variant is not wired to blanket's A^2_pi share count (m_required_alternating, docs/multi-message.md: honest clients, any n under the GridLayout rule; the malicious cells of this variant are not analysed for split-and-mix); use --variant amortized"),
+                _ => {}
+            }
         }
         let fixed = match self.protocol {
             Some(DpProtocol::Histogram) => Some(1),

@@ -8,7 +8,11 @@ mod common;
 use common::*;
 
 fn run(variant: &str, seed: &str) -> serde_json::Value {
-    json(&[
+    run_with(variant, seed, &[])
+}
+
+fn run_with(variant: &str, seed: &str, extra: &[&str]) -> serde_json::Value {
+    let mut a = vec![
         "protocol",
         "run",
         "--clients",
@@ -34,15 +38,22 @@ fn run(variant: &str, seed: &str) -> serde_json::Value {
         "--seed",
         seed,
         "--json",
-    ])
+    ];
+    a.extend_from_slice(extra);
+    json(&a)
 }
 
+/// The default of the alternating variant: per-lane key committees, the cells of absent
+/// clients filled with public dummies, counted as bad cells (up to D + M = 14 of the 150).
 #[test]
 fn alternating_histogram_ends_with_a_certified_guarantee() {
     let v = run("alternating", "3");
     assert_eq!(v["delivered"], true, "{v}");
     assert_eq!(v["correct"], true, "{v}");
     assert_eq!(v["variant"], "alternating");
+    assert_eq!(v["key_committees"], "per-lane", "{v}");
+    assert!(v.get("key_committees_note").is_none(), "{v}");
+    assert!(v["lane_keys"]["dummies"].as_u64().unwrap() >= 1, "{v}");
     // n' = 150 - 7 - 7 honest, present users.
     assert_eq!(v["blanket_users"], 136);
     let trust = v["trust"].as_str().unwrap();
@@ -60,7 +71,7 @@ fn alternating_histogram_ends_with_a_certified_guarantee() {
     let alt = &h["alternating"];
     assert_eq!(alt["honest_cells_min"], 136, "{alt}");
     assert_eq!(alt["cells_max"], 150, "{alt}");
-    assert_eq!(alt["bad_cells_max"], 7, "{alt}");
+    assert_eq!(alt["bad_cells_max"], 14, "{alt}");
     assert_eq!(h["estimate"].as_array().unwrap().len(), 8);
     let honest: u64 = h["truth_honest"]
         .as_array()
@@ -74,6 +85,29 @@ fn alternating_histogram_ends_with_a_certified_guarantee() {
         v["malicious_accepted_clients"].as_u64().unwrap() <= 7,
         "{v}"
     );
+}
+
+/// `--key-committees single`: one key committee decrypts all N ciphertexts; the grid holds
+/// the accepted messages only (136 to 150 cells), at most M = 7 of them bad.
+#[test]
+fn alternating_histogram_with_one_key_committee() {
+    let v = run_with("alternating", "3", &["--key-committees", "single"]);
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["correct"], true, "{v}");
+    assert_eq!(v["key_committees"], "single", "{v}");
+    assert!(v.get("lane_keys").is_none(), "{v}");
+    let h = &v["histogram"];
+    assert!(h["certified_epsilon"].as_f64().unwrap() <= 1.0, "{h}");
+    assert!(h["certified_delta"].as_f64().unwrap() <= 1e-6, "{h}");
+    let alt = &h["alternating"];
+    assert_eq!(alt["honest_cells_min"], 136, "{alt}");
+    assert_eq!(alt["cells_max"], 150, "{alt}");
+    assert_eq!(alt["bad_cells_max"], 7, "{alt}");
+    // The worst client is a key holder (it handles every ciphertext); the honest worst
+    // client is reported beside it, never above it.
+    let worst = v["bytes_worst_client"].as_u64().unwrap();
+    let honest = v["bytes_worst_honest_client"].as_u64().unwrap();
+    assert!(honest > 0 && honest <= worst, "{v}");
 }
 
 /// On fixed seeds the per-category RMSE against the accepted clients' counts matches the
@@ -183,7 +217,8 @@ fn alternating_vector_sum_t1_is_certified() {
             .starts_with("alternating-bad-cells"),
         "{s}"
     );
-    assert_eq!(s["alternating"]["bad_cells_max"], 7, "{s}");
+    // Per-lane key committees (the default): dummies are bad cells, D + M = 14.
+    assert_eq!(s["alternating"]["bad_cells_max"], 14, "{s}");
     assert!(
         s["mse_mean"].as_f64().unwrap() <= 12.0 * s["predicted_mse_mean"].as_f64().unwrap(),
         "{s}"
@@ -223,8 +258,32 @@ fn lane_keys_run_delivers_with_a_guarantee_counting_dummies() {
     assert_eq!(v["delivered"], true, "{v}");
     assert_eq!(v["correct"], true, "{v}");
     assert_eq!(v["blanket_users"], 136);
+    assert_eq!(v["key_committees"], "per-lane", "{v}");
     let lk = &v["lane_keys"];
     assert!(lk["row_committees"].as_u64().unwrap() >= 1, "{lk}");
+    // Honest figures beside the figures over all members: never above them.
+    for (all, honest) in [
+        ("row_member_bytes_worst", "row_member_bytes_worst_honest"),
+        (
+            "column_member_bytes_worst",
+            "column_member_bytes_worst_honest",
+        ),
+    ] {
+        assert!(lk[honest].as_u64().unwrap() > 0, "{lk}");
+        assert!(
+            lk[honest].as_u64().unwrap() <= lk[all].as_u64().unwrap(),
+            "{lk}"
+        );
+    }
+    let fate = v["worst_honest_client_fate"].as_str().unwrap();
+    assert!(fate.starts_with("honest"), "{fate}");
+    for r in v["roles"].as_array().unwrap() {
+        assert!(
+            r["bytes_worst_honest"].as_u64() <= r["bytes_worst"].as_u64(),
+            "{r}"
+        );
+        assert!(r["honest_parties"].as_u64() <= r["parties"].as_u64(), "{r}");
+    }
     assert!(lk["dummies"].as_u64().unwrap() >= 1, "{lk}");
     let trust = v["trust"].as_str().unwrap();
     assert!(trust.contains("dummies"), "{trust}");
@@ -236,7 +295,7 @@ fn lane_keys_run_delivers_with_a_guarantee_counting_dummies() {
 }
 
 #[test]
-fn lane_keys_need_the_alternating_variant() {
+fn per_lane_key_committees_need_the_alternating_variant() {
     fails_with(
         &[
             "protocol",
@@ -247,6 +306,64 @@ fn lane_keys_need_the_alternating_variant() {
             "--sigma",
             "12",
         ],
-        "--lane-keys needs --variant alternating",
+        "--lane-keys (= --key-committees per-lane) needs --variant alternating",
     );
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "150",
+            "--key-committees",
+            "per-lane",
+            "--sigma",
+            "12",
+        ],
+        "--key-committees per-lane needs --variant alternating: the amortized variant has one list and one key committee (allowed --key-committees with --variant amortized: single",
+    );
+    fails_with(
+        &[
+            "protocol",
+            "run",
+            "--clients",
+            "150",
+            "--variant",
+            "alternating",
+            "--key-committees",
+            "both",
+        ],
+        "invalid value 'both' for '--key-committees",
+    );
+}
+
+/// Where the lane rule has no solution, an explicit `--key-committees per-lane` is refused
+/// naming the flag, and the default falls back to one committee and says so.
+#[test]
+fn per_lane_key_committees_infeasible() {
+    let base = [
+        "protocol",
+        "run",
+        "--clients",
+        "30",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--variant",
+        "alternating",
+    ];
+    let mut explicit = base.to_vec();
+    explicit.extend_from_slice(&["--key-committees", "per-lane"]);
+    fails_with(
+        &explicit,
+        "--key-committees per-lane (allowed: per-lane or single)",
+    );
+    let mut default = base.to_vec();
+    default.push("--json");
+    let v = json(&default);
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["key_committees"], "single", "{v}");
+    let note = v["key_committees_note"].as_str().unwrap();
+    assert!(note.contains("no solution"), "{note}");
+    assert!(v.get("lane_keys").is_none(), "{v}");
 }

@@ -173,7 +173,8 @@ fn alternating_histogram_over_the_relay_matches_protocol_run() {
     let _relay = relay(&db, port);
     let token = relay_admin_file(&dir);
     // sigma 16: the alternating layout's union bound over 2 sqrt(n) lanes is infeasible at
-    // n = 200 for sigma 40 (as in blanket-server/tests/relay.rs).
+    // n = 200 for sigma 40 (as in blanket-server/tests/relay.rs); eta 4: so that the
+    // alternating variant's default, per-lane key committees, has a solution at n = 200.
     let shared = [
         "--dropout",
         "0.05",
@@ -181,6 +182,8 @@ fn alternating_histogram_over_the_relay_matches_protocol_run() {
         "0.05",
         "--sigma",
         "16",
+        "--eta",
+        "4",
         "--variant",
         "alternating",
         "--protocol",
@@ -205,8 +208,11 @@ fn alternating_histogram_over_the_relay_matches_protocol_run() {
         url.as_str(),
         "--simulate",
         "200",
+        // 10 s: with per-lane key committees some rounds carry more work per simulated
+        // client (K DKGs, re-encryption), and under a loaded machine 5 s timed honest
+        // clients out (a different silent set than in memory).
         "--round-timeout-ms",
-        "5000",
+        "10000",
         "--poll-wait-ms",
         "10000",
         "--admin-token-file",
@@ -217,8 +223,10 @@ fn alternating_histogram_over_the_relay_matches_protocol_run() {
 
     assert_eq!(mem["delivered"], true, "{mem}");
     assert_eq!(mem["correct"], true, "{mem}");
+    assert_eq!(mem["key_committees"], "per-lane", "{mem}");
     assert_eq!(net["delivered"], true, "{net}");
     assert_eq!(net["client_failures"], 0, "{net}");
+    assert_eq!(net["key_committees"], "per-lane", "{net}");
     assert_eq!(net["rounds"], mem["rounds"], "rounds");
     let named = |v: &serde_json::Value| -> Vec<u64> {
         let mut c: Vec<u64> = v

@@ -10,6 +10,7 @@
 
 mod behaviour;
 mod cpu;
+mod report;
 
 use std::time::Instant;
 
@@ -21,10 +22,11 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 pub use behaviour::{Behaviour, ALL_BEHAVIOURS};
+pub use report::{round_step, RoleCost, SimReport};
 
 use crate::client::Client;
 use crate::params::ProtocolParams;
-use crate::relay::{Cheater, Phase, Relay, RelayError, RelayRefusal, RunOutput, Step};
+use crate::relay::{Phase, Relay, RelayError, RunOutput, Step};
 use crate::select::{self, Roles};
 use crate::wire::{Envelope, Kind, Message, RunId};
 
@@ -43,6 +45,23 @@ pub enum Fate {
     DropAt(Kind),
     /// Malicious with this behaviour.
     Malicious(Behaviour),
+}
+
+impl Fate {
+    /// Honest ([`Fate::Honest`] or an honest dropout), i.e. not malicious.
+    pub fn is_honest(self) -> bool {
+        !matches!(self, Fate::Malicious(_))
+    }
+}
+
+impl std::fmt::Display for Fate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fate::Honest => write!(f, "honest"),
+            Fate::DropAt(k) => write!(f, "honest, drops out at {k:?}"),
+            Fate::Malicious(b) => write!(f, "malicious ({b:?})"),
+        }
+    }
 }
 
 /// The protocol step of a request, for dropouts: a party that drops out at
@@ -89,79 +108,6 @@ pub enum SimError {
     },
     #[error(transparent)]
     Relay(#[from] RelayError),
-}
-
-/// Bytes and CPU of one role.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RoleCost {
-    /// Parties that acted in this role.
-    pub parties: usize,
-    /// Largest sent + received bytes of one party (all its roles).
-    pub bytes_worst: u64,
-    /// Mean sent + received bytes per party.
-    pub bytes_avg: f64,
-    /// Process CPU seconds spent in this role's handlers, in total.
-    pub cpu_seconds_total: f64,
-}
-
-/// What a run did.
-#[derive(Clone, Debug)]
-pub struct SimReport {
-    pub params: ProtocolParams,
-    pub roles: Roles,
-    /// Output reached the relay.
-    pub delivered: bool,
-    /// The relay's error if it did not.
-    pub error: Option<String>,
-    /// The decrypted multiset equals the inputs of the accepted clients,
-    /// every honest client that submitted was accepted, and no honest
-    /// client was named.
-    pub correct: bool,
-    pub output: Option<RunOutput>,
-    pub rounds: u32,
-    pub cheaters: Vec<Cheater>,
-    pub silent: Vec<(u32, Phase)>,
-    /// Malicious clients that deviated in a message the relay saw but were
-    /// not named (must stay empty).
-    pub cheaters_missed: Vec<u32>,
-    /// Honest clients named as cheaters (must stay empty).
-    pub honest_named: Vec<u32>,
-    /// Messages the relay refused (replays, out-of-round, equivocations...).
-    pub refusals: Vec<RelayRefusal>,
-    /// Errors honest clients hit (must stay empty).
-    pub client_errors: Vec<(u32, String)>,
-    /// Per client: bytes sent, bytes received, shuffle-proof bytes sent
-    /// (the encoded `AnyShuffleProof`s of its shuffle responses, tag byte
-    /// included, of whichever proof system it used).
-    pub bytes_sent: Vec<u64>,
-    pub bytes_received: Vec<u64>,
-    pub proof_bytes: Vec<u64>,
-    /// Per role: "relay", "key_committee", "shuffler", "client".
-    pub by_role: Vec<(&'static str, RoleCost)>,
-    pub wall_seconds: f64,
-    /// Cells filled with public dummies (per-lane key committees only).
-    pub dummies: usize,
-}
-
-impl SimReport {
-    /// The client with the most bytes (sent + received) and its count.
-    pub fn worst_client(&self) -> (u32, u64) {
-        (0..self.bytes_sent.len())
-            .map(|i| (i as u32, self.bytes_sent[i] + self.bytes_received[i]))
-            .max_by_key(|&(i, b)| (b, std::cmp::Reverse(i)))
-            .unwrap_or((0, 0))
-    }
-    /// Mean bytes (sent + received) per client.
-    pub fn bytes_avg(&self) -> f64 {
-        let n = self.bytes_sent.len().max(1) as f64;
-        let total: u64 = self
-            .bytes_sent
-            .iter()
-            .zip(&self.bytes_received)
-            .map(|(s, r)| s + r)
-            .sum();
-        total as f64 / n
-    }
 }
 
 /// Progress of a run, for a progress bar.
@@ -560,11 +506,20 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
     let mut refusals = Vec::new();
     let mut client_errors = Vec::new();
 
+    let mut rounds_by_step: Vec<(&'static str, u32)> = Vec::new();
     let mut now = 0u64;
     let t0 = cpu::process_seconds();
     let mut out = relay.start(now);
     cpu[0] += cpu::process_seconds() - t0;
     let result: Result<RunOutput, RelayError> = loop {
+        // The round's step, from its first request.
+        let label = out
+            .first()
+            .map_or("other", |o| round_step(params.variant, &o.bytes));
+        match rounds_by_step.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, k)) => *k += 1,
+            None => rounds_by_step.push((label, 1)),
+        }
         // Deliver the round's requests; clients act in parallel.
         let mut inbox: Vec<Option<&[u8]>> = vec![None; n as usize];
         let mut role = 3;
@@ -695,16 +650,27 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
             (0..n as usize).filter(|&i| acted[r][i]).collect()
         };
         let bytes: Vec<u64> = members.iter().map(|&i| sent[i] + received[i]).collect();
+        let honest: Vec<u64> = members
+            .iter()
+            .filter(|&&i| !matches!(cfg.fates[i], Fate::Malicious(_)))
+            .map(|&i| sent[i] + received[i])
+            .collect();
+        let mean = |b: &[u64]| {
+            if b.is_empty() {
+                0.0
+            } else {
+                b.iter().sum::<u64>() as f64 / b.len() as f64
+            }
+        };
         by_role.push((
             *name,
             RoleCost {
                 parties: if r == 0 { 1 } else { members.len() },
                 bytes_worst: bytes.iter().copied().max().unwrap_or(0),
-                bytes_avg: if bytes.is_empty() {
-                    0.0
-                } else {
-                    bytes.iter().sum::<u64>() as f64 / bytes.len() as f64
-                },
+                bytes_avg: mean(&bytes),
+                honest_parties: if r == 0 { 1 } else { honest.len() },
+                bytes_worst_honest: honest.iter().copied().max().unwrap_or(0),
+                bytes_avg_honest: mean(&honest),
                 cpu_seconds_total: cpu[r],
             },
         ));
@@ -729,5 +695,7 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         by_role,
         wall_seconds: wall.elapsed().as_secs_f64(),
         dummies: relay.dummies(),
+        fates: cfg.fates.clone(),
+        rounds_by_step,
     })
 }

@@ -31,7 +31,7 @@ pub mod select;
 pub mod wire;
 
 pub use client::{Client, ClientError};
-pub use params::{ParamsError, ProtocolParams};
+pub use params::{KeyCommittees, ParamsError, ProtocolParams};
 pub use relay::{Relay, RelayError, RelayRefusal};
 
 pub use wire::{Envelope, Kind, Message, WireError};

@@ -67,6 +67,61 @@ pub enum Variant {
     Alternating,
 }
 
+/// Who holds the decryption keys of an alternating run (`--key-committees`,
+/// the task spec's `key_committees`; `docs/protocol.md`, "Per-lane key
+/// committees and threshold re-encryption").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyCommittees {
+    /// One committee per row and per column, threshold re-encryption from
+    /// rows to columns ([`ProtocolParams::with_lane_keys`]); alternating
+    /// variant only. The default of the alternating variant.
+    PerLane,
+    /// One key committee for the whole run (the amortized variant's only
+    /// choice; in the alternating variant every key holder handles all N
+    /// ciphertexts).
+    Single,
+}
+
+impl KeyCommittees {
+    /// The allowed values, as the command line and the task spec spell them.
+    pub const ALLOWED: &'static str = "per-lane or single";
+
+    /// The name on the command line and in JSON: `per-lane` or `single`.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyCommittees::PerLane => "per-lane",
+            KeyCommittees::Single => "single",
+        }
+    }
+
+    /// Parse `per-lane` or `single` (`None` otherwise).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "per-lane" => Some(KeyCommittees::PerLane),
+            "single" => Some(KeyCommittees::Single),
+            _ => None,
+        }
+    }
+
+    /// The default of a variant: per-lane for the alternating variant,
+    /// single for the amortized one.
+    pub fn default_for(variant: Variant) -> Self {
+        match variant {
+            Variant::Alternating => KeyCommittees::PerLane,
+            Variant::Amortized => KeyCommittees::Single,
+        }
+    }
+
+    /// Which the parameters use.
+    pub fn of(params: &ProtocolParams) -> Self {
+        if params.lane_committees.is_some() {
+            KeyCommittees::PerLane
+        } else {
+            KeyCommittees::Single
+        }
+    }
+}
+
 /// The parameters of one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProtocolParams {
@@ -314,6 +369,17 @@ impl ProtocolParams {
             lane_committees: Some((lc.row_committees, lc.column_committees)),
             ..self
         })
+    }
+
+    /// The same run with the key committees `kc`: [`KeyCommittees::Single`]
+    /// leaves the parameters as they are (a single committee);
+    /// [`KeyCommittees::PerLane`] is [`ProtocolParams::with_lane_keys`]
+    /// (refused for the amortized variant and when infeasible).
+    pub fn with_key_committees(self, kc: KeyCommittees) -> Result<Self, ParamsError> {
+        match kc {
+            KeyCommittees::Single => Ok(self),
+            KeyCommittees::PerLane => self.with_lane_keys(),
+        }
     }
 
     /// The same parameters with proof system `proof` (the other parameters

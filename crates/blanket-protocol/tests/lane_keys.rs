@@ -142,3 +142,56 @@ fn random_schedules_with_lane_committees() {
         }
     }
 }
+
+#[test]
+fn a_replaying_shuffler_pays_for_its_own_replays() {
+    // A malicious `Replay` shuffler at the head of list 0 shuffles row 0 and
+    // column 0, re-sending every reply: it is the worst client (five proofs'
+    // worth of bytes), the relay asks it once per lane and never makes an
+    // honest client pay for it; the worst honest client is reported apart,
+    // and the rounds per step add up to the rounds.
+    let n = 120;
+    let p = params(n);
+    let roles = driver::roles_for(&p, 9);
+    let mut cfg = SimConfig::random(p, 0, 0, &[], inputs(n), 9);
+    let replayer = roles.list(0)[0];
+    cfg.fates[replayer as usize] = Fate::Malicious(Behaviour::Replay);
+    let honest_run =
+        driver::run(&SimConfig::random(p, 0, 0, &[], inputs(n), 9), &mut |_| {}).unwrap();
+    let r = driver::run(&cfg, &mut |_| {}).unwrap();
+    assert!(r.delivered && r.correct, "{:?}", r.error);
+    assert!(r.honest_named.is_empty(), "{:?}", r.honest_named);
+    let (worst, _) = r.worst_client();
+    assert_eq!(worst, replayer);
+    assert!(!r.is_honest(worst));
+    // Two lanes, each answered twice plus the previous reply: 5 proofs.
+    let one = honest_run.proof_bytes[replayer as usize] / 2;
+    assert_eq!(r.proof_bytes[replayer as usize], 5 * one);
+    let (h, hb) = r.worst_honest_client().unwrap();
+    assert!(r.is_honest(h) && hb <= r.bytes_of(worst));
+    // Nobody honest pays more than in the run without the replayer.
+    for c in (0..n).filter(|&c| c != replayer) {
+        assert_eq!(
+            r.bytes_of(c),
+            honest_run.bytes_of(c),
+            "client {c} ({})",
+            r.fates[c as usize]
+        );
+    }
+    for (_, rc) in &r.by_role {
+        assert!(rc.bytes_worst_honest <= rc.bytes_worst && rc.honest_parties <= rc.parties);
+    }
+    let steps: u32 = r.rounds_by_step.iter().map(|(_, k)| k).sum();
+    assert_eq!(steps, r.rounds, "{:?}", r.rounds_by_step);
+    let names: Vec<&str> = r.rounds_by_step.iter().map(|(s, _)| *s).collect();
+    for s in [
+        "dkg_deal",
+        "submit",
+        "row_shuffle",
+        "reencrypt",
+        "column_shuffle",
+        "decrypt",
+    ] {
+        assert!(names.contains(&s), "{names:?}");
+    }
+}

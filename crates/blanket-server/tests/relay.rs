@@ -242,6 +242,71 @@ async fn two_hundred_clients_alternating_match_the_in_memory_run() {
     check(200, "alternating", 13, 5_000).await;
 }
 
+/// Per-lane key committees, the alternating variant's default (no `key_committees` in the
+/// spec): 100 clients, 5% dropping out and 5% malicious, over loopback HTTP; the relay stores
+/// the choice in the spec, reports it in `derived`, fills the cells of absent clients with
+/// dummies and delivers the same correct output, cheaters and bytes as the in-memory run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alternating_with_per_lane_key_committees_matches_the_in_memory_run() {
+    let seed = 17;
+    let spec = TaskSpec {
+        sigma: 12,
+        eta: 4,
+        ..spec(100, "alternating", 0.05, seed, 2_000)
+    };
+    assert_eq!(spec.key_committees, None, "the default");
+    let params = spec.params().unwrap();
+    let (kr, kc) = params.lane_committees.expect("per-lane by default");
+    let cfg = config(&spec, seed);
+    let mem = driver::run(&cfg, &mut |_| {}).unwrap();
+    assert!(mem.dummies > 0, "absent clients' cells hold dummies");
+    let net = over_the_network("sqlite::memory:", &spec, &cfg).await;
+    same_run(&cfg, &mem, &net);
+    let st = &net.status;
+    assert_eq!(st.spec.key_committees.as_deref(), Some("per-lane"));
+    assert_eq!(st.derived.key_committees, "per-lane");
+    assert_eq!(st.derived.lane_committees, Some([kr, kc]));
+    assert_eq!(
+        (st.derived.committee, st.derived.threshold),
+        (params.committee, params.threshold)
+    );
+}
+
+/// `key_committees: "single"` keeps one committee in the alternating variant, and
+/// `per-lane` with the amortized variant or an unknown value is refused naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_committees_single_and_refusals() {
+    let server = relay().await;
+    let single = TaskSpec {
+        key_committees: Some("single".into()),
+        ..spec(30, "alternating", 0.05, 5, 2_000)
+    };
+    assert_eq!(single.params().unwrap().lane_committees, None);
+    let task = client::create_task(&server.url, &single, Some(common::ADMIN))
+        .await
+        .unwrap();
+    let st: TaskStatus = reqwest::get(format!("{}/relay/tasks/{task}", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(st.derived.key_committees, "single");
+    assert_eq!(st.derived.lane_committees, None);
+    for (variant, value) in [("amortized", "per-lane"), ("alternating", "both")] {
+        let bad = TaskSpec {
+            key_committees: Some(value.into()),
+            ..spec(30, variant, 0.05, 5, 2_000)
+        };
+        let e = client::create_task(&server.url, &bad, Some(common::ADMIN))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("key_committees"), "{variant} {value}: {e}");
+    }
+    server.stop().await;
+}
+
 /// The same amortized run with the relay's state in PostgreSQL (when `BLANKET_TEST_PG_URL`
 /// is set; skipped loudly otherwise).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -53,9 +53,16 @@ pub struct ClientRunArgs {
     /// Statistical security of a created task.
     #[arg(long, default_value_t = 40)]
     pub sigma: u32,
+    /// Output delivery of a created task fails with probability at most 2^-eta.
+    #[arg(long, default_value_t = 10)]
+    pub eta: u32,
     /// Proof of shuffle of a created task: tw or bg.
     #[arg(long, default_value = "tw")]
     pub proof: String,
+    /// Key committees of a created task: per-lane (alternating only; its default when the
+    /// lane rule has a solution) or single (as `blanket protocol run --key-committees`).
+    #[arg(long, value_parser = ["per-lane", "single"])]
+    pub key_committees: Option<String>,
     /// Round timeout of a created task, milliseconds.
     #[arg(long, default_value_t = blanket_server::relay::api::DEFAULT_ROUND_TIMEOUT_MS)]
     pub round_timeout_ms: u64,
@@ -129,9 +136,11 @@ pub fn simulation_spec(a: &ClientRunArgs, n: u32) -> TaskSpec {
         clients: n,
         variant: a.variant.clone(),
         sigma: a.sigma,
+        eta: a.eta,
         alpha: a.dropout,
         gamma: a.malicious,
         proof: a.proof.clone(),
+        key_committees: a.key_committees.clone(),
         round_timeout_ms: a.round_timeout_ms,
         sim_seed: Some(a.seed),
         protocol: a.protocol.clone(),
@@ -330,6 +339,7 @@ fn print_simulation(r: &SimulationReport, json: bool) {
                 "delivered": st.delivered,
                 "error": st.error,
                 "rounds": st.round,
+                "key_committees": st.derived.key_committees,
                 "cheaters_detected": st.cheaters.iter().map(|c| c.client).collect::<Vec<_>>(),
                 "silent": st.silent.iter().map(|c| c.client).collect::<Vec<_>>(),
                 "bytes_worst_client": worst,

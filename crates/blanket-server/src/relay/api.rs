@@ -4,7 +4,7 @@
 use crate::problem::Rejection;
 use blanket_crypto::shuffle::ProofSystem;
 use blanket_protocol::params::Variant;
-use blanket_protocol::ProtocolParams;
+use blanket_protocol::{KeyCommittees, ProtocolParams};
 use serde::{Deserialize, Serialize};
 
 /// Default round timeout (milliseconds).
@@ -65,6 +65,15 @@ pub struct TaskSpec {
     /// Proof of shuffle: `tw` (Terelius-Wikstrom, default) or `bg` (Bayer-Groth).
     #[serde(default = "d_proof")]
     pub proof: String,
+    /// Who holds the decryption keys: `per-lane` (alternating only: a key committee per row
+    /// and per column with threshold re-encryption between them; docs/protocol.md, "Per-lane
+    /// key committees and threshold re-encryption") or `single` (one committee; the only
+    /// value with `amortized`). Absent: the variant's default, per-lane for `alternating`
+    /// when the lane rule has a solution at these parameters (one committee otherwise),
+    /// single for `amortized`. The relay fills in the value it chose when it creates the task
+    /// (a stored spec without it predates the field and ran one committee).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_committees: Option<String>,
     /// Round timeout in milliseconds (default 30000): a party silent this long after its
     /// request is timed out.
     #[serde(default = "d_timeout")]
@@ -133,6 +142,7 @@ impl TaskSpec {
             gamma: d_bound(),
             messages_per_client: 1,
             proof: d_proof(),
+            key_committees: None,
             round_timeout_ms: d_timeout(),
             sim_seed: None,
             protocol: None,
@@ -293,6 +303,28 @@ impl TaskSpec {
                 self.round_timeout_ms,
             ));
         }
+        let asked = match self.key_committees.as_deref() {
+            None => None,
+            Some(k) => Some(
+                KeyCommittees::parse(k)
+                    .ok_or_else(|| out_of_range("key_committees", KeyCommittees::ALLOWED, k))?,
+            ),
+        };
+        if variant == Variant::Amortized && asked == Some(KeyCommittees::PerLane) {
+            return Err(out_of_range(
+                "key_committees",
+                "single with variant amortized (per-lane needs variant alternating)",
+                "per-lane",
+            ));
+        }
+        let params_error = |e| match e {
+            blanket_protocol::ParamsError::OutOfRange {
+                field,
+                value,
+                allowed,
+            } => out_of_range(field, allowed, value),
+            other => Rejection::Infeasible(other.to_string()),
+        };
         let p = ProtocolParams::for_variant(
             variant,
             self.clients,
@@ -302,15 +334,20 @@ impl TaskSpec {
             self.eta,
             self.messages_per_client,
         )
-        .map_err(|e| match e {
-            blanket_protocol::ParamsError::OutOfRange {
-                field,
-                value,
-                allowed,
-            } => out_of_range(field, allowed, value),
-            other => Rejection::Infeasible(other.to_string()),
-        })?;
-        Ok(p.with_proof(proof))
+        .map_err(params_error)?
+        .with_proof(proof);
+        match asked {
+            Some(kc) => p
+                .with_key_committees(kc)
+                .map_err(|e| Rejection::Infeasible(format!("key_committees = {}: {e}", kc.name()))),
+            // The variant's default; per-lane falls back to one committee when the lane rule
+            // has no solution (the relay stores the choice in the spec at creation).
+            None => match p.with_key_committees(KeyCommittees::default_for(variant)) {
+                Ok(q) => Ok(q),
+                Err(blanket_protocol::ParamsError::Infeasible { .. }) => Ok(p),
+                Err(e) => Err(params_error(e)),
+            },
+        }
     }
 }
 
@@ -327,6 +364,13 @@ pub struct Derived {
     pub backups: u32,
     /// Shuffle lanes (1 amortized).
     pub lanes: u32,
+    /// `per-lane` or `single` (the key committees the run uses).
+    #[serde(default)]
+    pub key_committees: String,
+    /// Per-lane key committees: the row and the column committees (each of `committee`
+    /// members, threshold `threshold`); absent with one committee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane_committees: Option<[u32; 2]>,
 }
 
 /// `POST /relay/tasks/{task}/clients`: register a long-term key.

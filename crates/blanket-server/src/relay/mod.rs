@@ -91,8 +91,11 @@ impl RelayService {
         });
         let mut stored = Vec::new();
         for t in svc.store.relay_tasks().await? {
-            let spec: TaskSpec = serde_json::from_str(&t.spec)
+            let mut spec: TaskSpec = serde_json::from_str(&t.spec)
                 .map_err(|e| Rejection::Storage(format!("stored relay task spec: {e}")))?;
+            // A spec stored before `key_committees` existed ran one key committee (creation
+            // now always fills the field in).
+            spec.key_committees.get_or_insert_with(|| "single".into());
             stored.push((t.task, spec));
         }
         let specs: HashMap<[u8; 16], TaskSpec> = stored.iter().cloned().collect();
@@ -190,6 +193,9 @@ impl RelayService {
     pub async fn create(&self, spec: TaskSpec) -> Result<TaskStatus, Rejection> {
         let mut spec = spec;
         let params = spec.params()?;
+        // Stored with the key committees chosen (the variant's default resolved), so that a
+        // restart replays the same run.
+        spec.key_committees = Some(blanket_protocol::KeyCommittees::of(&params).name().into());
         let plan = spec.release_plan(&params)?;
         spec.complete_budget()?;
         if let Some(c) = &spec.continues {

@@ -186,6 +186,8 @@ impl RunHandle {
             chain: p.chain,
             backups: p.backups,
             lanes: p.lanes,
+            key_committees: blanket_protocol::KeyCommittees::of(p).name().into(),
+            lane_committees: p.lane_committees.map(|(r, c)| [r, c]),
         };
         let (phase, round, deadline_ms, cheaters, silent) = match &st.relay {
             None => ("registering".to_string(), 0, 0, Vec::new(), Vec::new()),

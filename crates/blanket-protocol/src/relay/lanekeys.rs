@@ -479,33 +479,40 @@ impl Relay {
     ) -> Result<Step, RelayError> {
         let ls = self.lanes()?;
         let run = self.run;
-        let mut verdicts: Vec<(u32, usize, Result<Vec<ReencryptionPartial>, String>)> = Vec::new();
-        for (from, (_, msg)) in inbox {
-            let Message::ReencryptResponse { partials } = msg else {
-                continue;
-            };
-            let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
-            let members: Vec<u32> = partials.iter().map(|(_, p)| p.member).collect();
-            let q = match self.check_lanes(from, &lanes, &members) {
-                Ok(q) => q,
-                Err(why) => {
-                    verdicts.push((from, 0, Err(why)));
-                    continue;
-                }
-            };
-            let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
-            let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
-                let ctx = ReencryptContext {
-                    run: &run,
-                    lane: *lane,
+        let answers: Vec<(u32, Vec<(u32, ReencryptionPartial)>)> = inbox
+            .into_iter()
+            .filter_map(|(from, (_, msg))| match msg {
+                Message::ReencryptResponse { partials } => Some((from, partials)),
+                _ => None,
+            })
+            .collect();
+        // Answers are verified in parallel (one per member of every row
+        // committee, each a few hundred small multiscalar multiplications),
+        // the verdicts applied in client order.
+        type Verdict = (u32, usize, Result<Vec<ReencryptionPartial>, String>);
+        let verdicts: Vec<Verdict> = answers
+            .into_par_iter()
+            .map(|(from, partials)| {
+                let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
+                let members: Vec<u32> = partials.iter().map(|(_, p)| p.member).collect();
+                let q = match self.check_lanes(from, &lanes, &members) {
+                    Ok(q) => q,
+                    Err(why) => return Ok((from, 0, Err(why))),
                 };
-                let cts = self.lane_cts(ls, *lane);
-                reencrypt::verify_partial(gk, &cts, &ls.targets(*lane), p, &ctx)
-                    .map_err(|e| format!("lane {lane}: {e}"))
-            });
-            let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
-            verdicts.push((from, q, r));
-        }
+                let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
+                let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
+                    let ctx = ReencryptContext {
+                        run: &run,
+                        lane: *lane,
+                    };
+                    let cts = self.lane_cts(ls, *lane);
+                    reencrypt::verify_partial(gk, &cts, &ls.targets(*lane), p, &ctx)
+                        .map_err(|e| format!("lane {lane}: {e}"))
+                });
+                let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
+                Ok((from, q, r))
+            })
+            .collect::<Result<_, RelayError>>()?;
         for (from, q, r) in verdicts {
             match r {
                 Ok(ps) => {
@@ -560,29 +567,35 @@ impl Relay {
     ) -> Result<Step, RelayError> {
         let ls = self.lanes()?;
         let run = self.run;
-        let mut verdicts: Vec<(u32, usize, Result<Vec<PartialDecryption>, String>)> = Vec::new();
-        for (from, (_, msg)) in inbox {
-            let Message::LaneDecryptResponse { partials } = msg else {
-                continue;
-            };
-            let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
-            let members: Vec<u32> = partials.iter().map(|(_, p)| p.member).collect();
-            let q = match self.check_lanes(from, &lanes, &members) {
-                Ok(q) => q,
-                Err(why) => {
-                    verdicts.push((from, 0, Err(why)));
-                    continue;
-                }
-            };
-            let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
-            let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
-                let cts = self.lane_cts(ls, *lane);
-                gk.verify_partial(&cts, p, &context::decrypt_lane(&run, *lane))
-                    .map_err(|e| format!("lane {lane}: {e}"))
-            });
-            let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
-            verdicts.push((from, q, r));
-        }
+        let answers: Vec<(u32, Vec<(u32, PartialDecryption)>)> = inbox
+            .into_iter()
+            .filter_map(|(from, (_, msg))| match msg {
+                Message::LaneDecryptResponse { partials } => Some((from, partials)),
+                _ => None,
+            })
+            .collect();
+        // As for re-encryption: answers verified in parallel, verdicts
+        // applied in client order.
+        type Verdict = (u32, usize, Result<Vec<PartialDecryption>, String>);
+        let verdicts: Vec<Verdict> = answers
+            .into_par_iter()
+            .map(|(from, partials)| {
+                let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
+                let members: Vec<u32> = partials.iter().map(|(_, p)| p.member).collect();
+                let q = match self.check_lanes(from, &lanes, &members) {
+                    Ok(q) => q,
+                    Err(why) => return Ok((from, 0, Err(why))),
+                };
+                let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
+                let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
+                    let cts = self.lane_cts(ls, *lane);
+                    gk.verify_partial(&cts, p, &context::decrypt_lane(&run, *lane))
+                        .map_err(|e| format!("lane {lane}: {e}"))
+                });
+                let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
+                Ok((from, q, r))
+            })
+            .collect::<Result<_, RelayError>>()?;
         for (from, q, r) in verdicts {
             match r {
                 Ok(ps) => {

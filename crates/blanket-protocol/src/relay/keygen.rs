@@ -119,12 +119,13 @@ impl Relay {
                 }
             })
             .collect();
-        let checked: Vec<(
+        type Checked = (
             u32,
             usize,
             Result<VerifiedDealing, String>,
             Vec<SealedMessage>,
-        )> = deals
+        );
+        let checked: Vec<Checked> = deals
             .into_par_iter()
             .map(|(from, q, dealing, shares)| {
                 let r = self.check_deal(q, from, dealing, &shares);

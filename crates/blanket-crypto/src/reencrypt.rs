@@ -62,17 +62,17 @@
 //! rejects non-canonical points and scalars, identity `A` or `B`, counts
 //! above [`MAX_LIST_LEN`] and lengths that do not match the count.
 
-use curve25519_dalek::constants::{RISTRETTO_BASEPOINT_POINT as G, RISTRETTO_BASEPOINT_TABLE};
-use curve25519_dalek::ristretto::RistrettoPoint;
+use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
-use curve25519_dalek::traits::{IsIdentity, VartimeMultiscalarMul};
+use curve25519_dalek::traits::{IsIdentity, MultiscalarMul, VartimeMultiscalarMul};
 use rand_core::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zeroize::Zeroize;
 
 use crate::elgamal::{Ciphertext, PublicKey, MAX_LIST_LEN};
 use crate::threshold::{lagrange_at_zero, GroupKey, KeyShare, ThresholdError};
-use crate::transcript::{compress_all, ProofTranscript};
+use crate::transcript::{compress_all, compress_doubles, half, ProofTranscript};
 use crate::wire::{DecodeError, Reader, POINT_BYTES, SCALAR_BYTES};
 
 /// Domain separator of the re-encryption proof.
@@ -176,14 +176,16 @@ fn check_inputs(cts: &[Ciphertext], targets: &[PublicKey]) -> Result<(), Reencry
     Ok(())
 }
 
-/// The transcript up to (and including) the shares.
+/// The transcript up to (and including) the shares, whose encodings the
+/// caller gives (`a`, `b`: `A_{i,k}`, `B_{i,k}` compressed).
 fn statement(
     ctx: &ReencryptContext<'_>,
     member: u32,
     y: &RistrettoPoint,
     cts: &[Ciphertext],
     targets: &[PublicKey],
-    shares: &[ReencryptionShare],
+    a: &[CompressedRistretto],
+    b: &[CompressedRistretto],
 ) -> ProofTranscript {
     let mut t = ProofTranscript::new(REENCRYPT_DOMAIN);
     t.append_bytes(b"run", ctx.run);
@@ -195,22 +197,25 @@ fn statement(
     t.append_points(b"c1", &compress_all(&c1));
     let keys: Vec<_> = targets.iter().map(|p| *p.compressed()).collect();
     t.append_points(b"targets", &keys);
-    let a: Vec<RistrettoPoint> = shares.iter().map(|s| s.a).collect();
-    let b: Vec<RistrettoPoint> = shares.iter().map(|s| s.b).collect();
-    t.append_points(b"A", &compress_all(&a));
-    t.append_points(b"B", &compress_all(&b));
+    t.append_points(b"A", a);
+    t.append_points(b"B", b);
     t
 }
 
+/// Append the commitments given by their halves (`Ty / 2`, `T_{A,k} / 2`,
+/// `T_{B,k} / 2`): prover and verifier compute only the halves and encode
+/// the doubles in one batch ([`compress_doubles`]); the bytes are those of
+/// `Ty`, `T_A`, `T_B`.
 fn append_commitments(
     t: &mut ProofTranscript,
-    ty: &RistrettoPoint,
-    ta: &[RistrettoPoint],
-    tb: &[RistrettoPoint],
+    ty_half: &RistrettoPoint,
+    ta_half: &[RistrettoPoint],
+    tb_half: &[RistrettoPoint],
 ) {
-    t.append_point(b"Ty", &ty.compress());
-    t.append_points(b"TA", &compress_all(ta));
-    t.append_points(b"TB", &compress_all(tb));
+    let ty = compress_doubles(std::slice::from_ref(ty_half));
+    t.append_points(b"Ty", &ty);
+    t.append_points(b"TA", &compress_doubles(ta_half));
+    t.append_points(b"TB", &compress_doubles(tb_half));
 }
 
 fn nonzero_scalar<R: RngCore + CryptoRng>(rng: &mut R) -> Scalar {
@@ -236,16 +241,40 @@ pub fn reencrypt<R: RngCore + CryptoRng>(
     let member = share.index();
     let y = share.verification_key();
     let mut rho: Vec<Scalar> = (0..cts.len()).map(|_| nonzero_scalar(rng)).collect();
-    let shares: Vec<ReencryptionShare> = cts
+    // Halves of the shares (scalars times 1/2): the shares are their
+    // doubles, and their encodings come in one batch (`compress_doubles`).
+    let h = half();
+    let mut xh = x * h;
+    let halves: Vec<(RistrettoPoint, RistrettoPoint)> = cts
         .par_iter()
         .zip(targets.par_iter())
         .zip(rho.par_iter())
-        .map(|((c, p), r)| ReencryptionShare {
-            a: r * RISTRETTO_BASEPOINT_TABLE,
-            b: r * p.point() - x * c.c1,
+        .map(|((c, p), r)| {
+            let mut rh = r * h;
+            let ab = (
+                &rh * RISTRETTO_BASEPOINT_TABLE,
+                RistrettoPoint::multiscalar_mul([rh, -xh], [*p.point(), c.c1]),
+            );
+            rh.zeroize();
+            ab
         })
         .collect();
-    let mut t = statement(ctx, member, &y, cts, targets, &shares);
+    xh.zeroize();
+    let (a_half, b_half): (Vec<RistrettoPoint>, Vec<RistrettoPoint>) = halves.into_iter().unzip();
+    let shares: Vec<ReencryptionShare> = a_half
+        .iter()
+        .zip(&b_half)
+        .map(|(a, b)| ReencryptionShare { a: a + a, b: b + b })
+        .collect();
+    let mut t = statement(
+        ctx,
+        member,
+        &y,
+        cts,
+        targets,
+        &compress_doubles(&a_half),
+        &compress_doubles(&b_half),
+    );
     // Hedged nonces: bound to the transcript, the witness and fresh randomness.
     let mut witness = Vec::with_capacity(SCALAR_BYTES * (1 + rho.len()));
     witness.extend_from_slice(x.as_bytes());
@@ -257,14 +286,25 @@ pub fn reencrypt<R: RngCore + CryptoRng>(
     let mut a: Vec<Scalar> = (0..cts.len())
         .map(|_| Scalar::random(&mut nonce_rng))
         .collect();
-    let ty = &u * RISTRETTO_BASEPOINT_TABLE;
-    let (ta, tb): (Vec<RistrettoPoint>, Vec<RistrettoPoint>) = cts
+    // The commitments are only hashed: their halves suffice.
+    let mut uh = u * h;
+    let ty_half = &uh * RISTRETTO_BASEPOINT_TABLE;
+    let (ta_half, tb_half): (Vec<RistrettoPoint>, Vec<RistrettoPoint>) = cts
         .par_iter()
         .zip(targets.par_iter())
         .zip(a.par_iter())
-        .map(|((c, p), ak)| (ak * RISTRETTO_BASEPOINT_TABLE, ak * p.point() - u * c.c1))
+        .map(|((c, p), ak)| {
+            let mut akh = ak * h;
+            let tab = (
+                &akh * RISTRETTO_BASEPOINT_TABLE,
+                RistrettoPoint::multiscalar_mul([akh, -uh], [*p.point(), c.c1]),
+            );
+            akh.zeroize();
+            tab
+        })
         .unzip();
-    append_commitments(&mut t, &ty, &ta, &tb);
+    uh.zeroize();
+    append_commitments(&mut t, &ty_half, &ta_half, &tb_half);
     let e = t.challenge_scalar(b"e");
     let s_x = u + e * x;
     let s_rho: Vec<Scalar> = a.iter().zip(&rho).map(|(ak, r)| ak + e * r).collect();
@@ -306,22 +346,38 @@ pub fn verify_partial(
     {
         return Err(ReencryptError::IdentityShare { member, index });
     }
-    let mut t = statement(ctx, member, &y, cts, targets, &partial.shares);
+    let a: Vec<RistrettoPoint> = partial.shares.iter().map(|s| s.a).collect();
+    let b: Vec<RistrettoPoint> = partial.shares.iter().map(|s| s.b).collect();
+    let mut t = statement(
+        ctx,
+        member,
+        &y,
+        cts,
+        targets,
+        &compress_all(&a),
+        &compress_all(&b),
+    );
     let ReencryptProof { e, s_x, s_rho } = &partial.proof;
-    let ty = RistrettoPoint::vartime_multiscalar_mul([*s_x, -e], [G, y]);
-    let (ta, tb): (Vec<RistrettoPoint>, Vec<RistrettoPoint>) = cts
+    // The commitments are recomputed as halves (every scalar times 1/2)
+    // and encoded in batches ([`append_commitments`]); the `G` terms use
+    // dalek's precomputed basepoint table.
+    let h = half();
+    let (eh, sxh) = (-(e * h), -(s_x * h));
+    let ty_half = RistrettoPoint::vartime_double_scalar_mul_basepoint(&eh, &y, &(s_x * h));
+    let (ta_half, tb_half): (Vec<RistrettoPoint>, Vec<RistrettoPoint>) = cts
         .par_iter()
         .zip(targets.par_iter())
         .zip(partial.shares.par_iter())
         .zip(s_rho.par_iter())
         .map(|(((c, p), sh), sk)| {
+            let skh = sk * h;
             (
-                RistrettoPoint::vartime_multiscalar_mul([*sk, -e], [G, sh.a]),
-                RistrettoPoint::vartime_multiscalar_mul([*sk, -s_x, -e], [*p.point(), c.c1, sh.b]),
+                RistrettoPoint::vartime_double_scalar_mul_basepoint(&eh, &sh.a, &skh),
+                RistrettoPoint::vartime_multiscalar_mul([skh, sxh, eh], [*p.point(), c.c1, sh.b]),
             )
         })
         .unzip();
-    append_commitments(&mut t, &ty, &ta, &tb);
+    append_commitments(&mut t, &ty_half, &ta_half, &tb_half);
     if t.challenge_scalar(b"e") == *e {
         Ok(())
     } else {

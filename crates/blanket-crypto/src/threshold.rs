@@ -19,7 +19,7 @@
 //! `M_k = c2_k - x·c1_k`.
 
 use curve25519_dalek::constants::{RISTRETTO_BASEPOINT_POINT as G, RISTRETTO_BASEPOINT_TABLE};
-use curve25519_dalek::ristretto::RistrettoPoint;
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::VartimeMultiscalarMul;
 use rand_core::{CryptoRng, RngCore};
@@ -30,7 +30,7 @@ use crate::dleq::{self, DleqProof, DLEQ_PROOF_BYTES};
 use crate::elgamal::{Ciphertext, PublicKey, MAX_LIST_LEN};
 use crate::encoding::{self, MessageError};
 use crate::msm::vartime_msm;
-use crate::transcript::{compress_all, ProofTranscript};
+use crate::transcript::{compress_all, compress_doubles, half, ProofTranscript};
 use crate::wire::{DecodeError, Reader, POINT_BYTES};
 
 const PARTIAL_DOMAIN: &[u8] = b"blanket/partial-decryption/v1";
@@ -123,9 +123,16 @@ impl KeyShare {
         context: &[u8],
         rng: &mut R,
     ) -> PartialDecryption {
-        let shares: Vec<RistrettoPoint> = cts.par_iter().map(|c| self.secret * c.c1).collect();
+        // Halves `(x_i / 2)·c1_k` of the shares: the shares are their
+        // doubles and their encodings come in one batch
+        // (`compress_doubles`), the same bytes as compressing each share.
+        let mut xh = self.secret * half();
+        let halves: Vec<RistrettoPoint> = cts.par_iter().map(|c| xh * c.c1).collect();
+        xh.zeroize();
+        let shares: Vec<RistrettoPoint> = halves.iter().map(|h| h + h).collect();
+        let encoded = compress_doubles(&halves);
         let y = self.verification_key();
-        let (t, base, d) = batch_statement(self.index, &y, cts, &shares, context);
+        let (t, base, d) = batch_statement(self.index, &y, cts, &shares, &encoded, context);
         let proof = dleq::prove_in(t, &G, &y, &base, &d, &self.secret, rng);
         PartialDecryption {
             member: self.index,
@@ -135,12 +142,14 @@ impl KeyShare {
     }
 }
 
-/// The transcript and the combined DLEQ statement `(C, D)` of a partial.
+/// The transcript and the combined DLEQ statement `(C, D)` of a partial
+/// (`encoded`: the shares' encodings).
 fn batch_statement(
     member: u32,
     y: &RistrettoPoint,
     cts: &[Ciphertext],
     shares: &[RistrettoPoint],
+    encoded: &[CompressedRistretto],
     context: &[u8],
 ) -> (ProofTranscript, RistrettoPoint, RistrettoPoint) {
     let mut t = ProofTranscript::new(PARTIAL_DOMAIN);
@@ -150,7 +159,7 @@ fn batch_statement(
     let c1: Vec<RistrettoPoint> = cts.iter().map(|c| c.c1).collect();
     t.append_u64(b"n", cts.len() as u64);
     t.append_points(b"c1", &compress_all(&c1));
-    t.append_points(b"d", &compress_all(shares));
+    t.append_points(b"d", encoded);
     let rho = t.challenge_scalars(b"rho", cts.len());
     let base = vartime_msm(&rho, &c1);
     let d = vartime_msm(&rho, shares);
@@ -211,7 +220,8 @@ impl GroupKey {
                 expected: cts.len(),
             });
         }
-        let (t, base, d) = batch_statement(member, &y, cts, &partial.shares, context);
+        let encoded = compress_all(&partial.shares);
+        let (t, base, d) = batch_statement(member, &y, cts, &partial.shares, &encoded, context);
         dleq::verify_in(t, &G, &y, &base, &d, &partial.proof)
             .map_err(|_| ThresholdError::InvalidPartial { member })
     }

@@ -96,7 +96,7 @@ fn rogue_key(c: u32, t: u32, malicious: &[u32], dropped: &[u32], rng: &mut ChaCh
     let a0 = x * G
         - others
             .iter()
-            .map(|d| d.commitments[0])
+            .map(|d| d.commitments()[0])
             .sum::<RistrettoPoint>();
     let verifying: Vec<u32> = (1..=c)
         .filter(|i| !malicious.contains(i) && !dropped.contains(i))
@@ -136,11 +136,7 @@ fn rogue_key(c: u32, t: u32, malicious: &[u32], dropped: &[u32], rng: &mut ChaCh
     ];
     let mut won = false;
     for proof in attempts {
-        let rogue = Dealing {
-            dealer: last,
-            commitments: commitments.clone(),
-            proof,
-        };
+        let rogue = Dealing::new(last, commitments.clone(), proof);
         assert_eq!(
             dkg::verify_dealing(&params, &rogue),
             Err(DkgError::InvalidProof { dealer: last })
@@ -384,11 +380,7 @@ fn identity_public_key_is_refused() {
         &Scalar::ZERO,
         &mut rng,
     );
-    let d = Dealing {
-        dealer: 1,
-        commitments: zero,
-        proof,
-    };
+    let d = Dealing::new(1, zero, proof);
     assert_eq!(
         dkg::group_key(&params, &[d]).err(),
         Some(DkgError::IdentityCommitment { dealer: 1 })
@@ -401,11 +393,7 @@ fn identity_public_key_is_refused() {
         .map(|&(j, a0)| {
             let c = vec![a0 * G];
             let proof = schnorr::prove_in(dkg_pok_transcript(&params, j, &c), &c[0], &a0, &mut rng);
-            Dealing {
-                dealer: j,
-                commitments: c,
-                proof,
-            }
+            Dealing::new(j, c, proof)
         })
         .collect();
     assert_eq!(

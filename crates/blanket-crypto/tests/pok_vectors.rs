@@ -89,7 +89,7 @@ fn generate() -> String {
     line("dkg.threshold", p.threshold.to_string());
     line("dkg.session", hex(p.session()));
     line("dkg.dealer", d.dealer.to_string());
-    for (k, a) in d.commitments.iter().enumerate() {
+    for (k, a) in d.commitments().iter().enumerate() {
         line(&format!("dkg.A_{k}"), hex(a.compress().as_bytes()));
     }
     line("dkg.proof.c", hex(d.proof.c.as_bytes()));
@@ -105,8 +105,9 @@ fn generate() -> String {
     let mut s1 = d.clone();
     s1.proof.s += Scalar::ONE;
     neg.push(("dkg.neg.response_plus_one", s1.to_bytes()));
-    let mut swapped = d.clone();
-    swapped.commitments.swap(0, 1);
+    let mut swapped_points = d.commitments().to_vec();
+    swapped_points.swap(0, 1);
+    let swapped = Dealing::new(d.dealer, swapped_points, d.proof);
     neg.push(("dkg.neg.commitments_swapped", swapped.to_bytes()));
     let mut nc = bytes.clone();
     let off = nc.len() - 32;

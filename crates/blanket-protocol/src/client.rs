@@ -13,7 +13,9 @@
 use std::collections::{HashMap, HashSet};
 
 use blanket_crypto::channel::{Channel, ChannelError};
-use blanket_crypto::dkg::{self, Dealer, Dealing, DkgError, DkgParams, SecretShare};
+use blanket_crypto::dkg::{
+    self, Dealer, Dealing, DkgError, DkgParams, SecretShare, VerifiedDealing, VerifiedShare,
+};
 use blanket_crypto::reencrypt::{self, ReencryptContext, ReencryptError};
 use blanket_crypto::shuffle::{self, ProofSystem, ShuffleError, ShuffleSetup};
 use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext, SubmissionError};
@@ -85,10 +87,11 @@ struct Member {
     dealer: Dealer,
     deal_round: u32,
     channels: Vec<Option<Channel>>,
-    /// Dealings received (all verified).
-    dealings: Vec<Dealing>,
+    /// Dealings received, verified once on arrival (the key share and the
+    /// joint key reuse them without re-checking the proofs).
+    dealings: Vec<VerifiedDealing>,
     /// Verified shares addressed to this member, including its own.
-    shares: Vec<SecretShare>,
+    shares: Vec<VerifiedShare>,
 }
 
 /// A client of one run.
@@ -272,8 +275,9 @@ impl<R: RngCore + CryptoRng> Client<R> {
             sealed.push(ch.seal(round as u64, share.to_bytes().as_ref())?);
             channels.push(Some(ch));
         }
-        let own = dealer.share_for(index)?;
+        let own = dealer.verified_share_for(index)?;
         let dealing = dealer.dealing();
+        let verified = dealer.verified_dealing();
         self.member = Some(Member {
             params,
             index,
@@ -281,7 +285,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
             dealer,
             deal_round: round,
             channels,
-            dealings: vec![dealing.clone()],
+            dealings: vec![verified],
             shares: vec![own],
         });
         Ok(Message::DkgDeal {
@@ -301,27 +305,29 @@ impl<R: RngCore + CryptoRng> Client<R> {
         })?;
         let mut complaints = Vec::new();
         for d in dealings {
-            if d.dealer == m.index || m.dealings.iter().any(|x| x.dealer == d.dealer) {
+            if d.dealer == m.index || m.dealings.iter().any(|x| x.dealer() == d.dealer) {
                 continue;
             }
-            if dkg::verify_dealing(&m.params, &d).is_err() {
+            let Ok(d) = VerifiedDealing::new(&m.params, d) else {
                 // The relay forwards only valid dealings; skip any other.
                 continue;
-            }
-            let peer = m.committee[d.dealer as usize - 1].0;
+            };
+            let dealer = d.dealer();
+            let peer = m.committee[dealer as usize - 1].0;
             let share = sealed
                 .iter()
                 .find(|s| s.sender == peer && s.receiver == me && s.round == m.deal_round as u64)
                 .and_then(|s| {
-                    m.channels[d.dealer as usize - 1]
+                    m.channels[dealer as usize - 1]
                         .as_mut()
                         .and_then(|ch| ch.open(s).ok())
                 })
                 .and_then(|b| SecretShare::from_bytes(&b).ok())
-                .filter(|s| s.recipient == m.index && dkg::verify_share(&m.params, &d, s).is_ok());
+                .filter(|s| s.recipient == m.index)
+                .and_then(|s| VerifiedShare::new(&m.params, &d, s).ok());
             match share {
                 Some(s) => m.shares.push(s),
-                None => complaints.push(d.dealer),
+                None => complaints.push(dealer),
             }
             m.dealings.push(d);
         }
@@ -370,36 +376,37 @@ impl<R: RngCore + CryptoRng> Client<R> {
         revealed: &[SecretShare],
     ) -> Result<(), ClientError> {
         if let (Some(m), false) = (self.member.as_ref(), qualified.is_empty()) {
-            let qual: Vec<Dealing> = qualified
+            // Every dealing and share held was verified when it arrived
+            // (`dkg_shares`); only revealed shares are checked here.
+            let qual: Vec<&VerifiedDealing> = qualified
                 .iter()
-                .filter_map(|q| m.dealings.iter().find(|d| d.dealer == *q).cloned())
+                .filter_map(|q| m.dealings.iter().find(|d| d.dealer() == *q))
                 .collect();
             if qual.len() == qualified.len() {
-                let gk = dkg::group_key(&m.params, &qual)?;
-                if keys.is_empty() || keys.iter().any(|k| k != gk.public_key()) {
+                let pk = dkg::joint_public_key(&m.params, &qual)?;
+                if keys.is_empty() || keys.iter().any(|k| *k != pk) {
                     return Err(ClientError::KeyMismatch);
                 }
-                let mut shares: Vec<SecretShare> = Vec::with_capacity(qual.len());
+                let mut shares: Vec<VerifiedShare> = Vec::with_capacity(qual.len());
                 for d in &qual {
                     let s = m
                         .shares
                         .iter()
-                        .find(|s| s.dealer == d.dealer)
+                        .find(|s| s.dealer() == d.dealer())
+                        .cloned()
                         .or_else(|| {
-                            revealed.iter().find(|s| {
-                                s.dealer == d.dealer
-                                    && s.recipient == m.index
-                                    && dkg::verify_share(&m.params, d, s).is_ok()
-                            })
-                        })
-                        .cloned();
+                            revealed
+                                .iter()
+                                .filter(|s| s.dealer == d.dealer() && s.recipient == m.index)
+                                .find_map(|s| VerifiedShare::new(&m.params, d, s.clone()).ok())
+                        });
                     if let Some(s) = s {
                         shares.push(s);
                     }
                 }
                 // Without every share this member cannot hold a key share;
                 // it still submits its own message.
-                self.key_share = dkg::key_share(&m.params, m.index, &qual, &shares).ok();
+                self.key_share = dkg::key_share_verified(&m.params, m.index, &qual, &shares).ok();
             }
         }
         Ok(())

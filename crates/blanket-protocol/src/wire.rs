@@ -702,6 +702,24 @@ impl Envelope {
     /// Decode; every malformed input is a typed [`WireError`], never a
     /// panic.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, WireError> {
+        let (h, payload) = Self::header(bytes)?;
+        let message = decode_payload(h.kind, payload)?;
+        Ok(Envelope {
+            run: h.run,
+            round: h.round,
+            sender: h.sender,
+            recipient: h.recipient,
+            message,
+        })
+    }
+
+    /// The header and the payload bytes, with every check of
+    /// [`Envelope::from_bytes`] on the header (version, kind, payload
+    /// length) but the payload not decoded. A router or a simulator that
+    /// needs only the kind or the addresses uses this: decoding a payload
+    /// decompresses every point in it (a `DkgShares` carries `c t` of them),
+    /// which is most of the cost of reading a message (issue 16).
+    pub fn header(bytes: &[u8]) -> Result<(Header, &[u8]), WireError> {
         let mut r = Reader::new(bytes, "envelope");
         let version = r.u8()?;
         if version != PROTOCOL_VERSION {
@@ -732,15 +750,25 @@ impl Envelope {
                 got: payload.len(),
             });
         }
-        let message = decode_payload(kind, payload)?;
-        Ok(Envelope {
+        let h = Header {
+            kind,
             run,
             round,
             sender,
             recipient,
-            message,
-        })
+        };
+        Ok((h, payload))
     }
+}
+
+/// An envelope's header ([`Envelope::header`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub kind: Kind,
+    pub run: RunId,
+    pub round: u32,
+    pub sender: u32,
+    pub recipient: u32,
 }
 
 #[cfg(test)]
@@ -762,6 +790,9 @@ mod tests {
         assert_eq!(b.len(), HEADER_BYTES + 4 + 8);
         let back = Envelope::from_bytes(&b).unwrap();
         assert_eq!(back.to_bytes(), b);
+        let (h, payload) = Envelope::header(&b).unwrap();
+        assert_eq!((h.kind, h.run, h.round), (Kind::DkgComplaints, [7; 16], 3));
+        assert_eq!((h.sender, h.recipient, payload.len()), (1, RELAY_ID, 12));
         // Version 1 (the shuffle proof was untagged) is refused, as is 3.
         for v in [1, 3] {
             let mut bad = b.clone();

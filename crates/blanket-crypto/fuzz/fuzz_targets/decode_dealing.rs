@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
         // Checking the proof of an accepted dealing must not panic.
         if let Ok(params) = blanket_crypto::dkg::DkgParams::new(
             d.dealer.max(1),
-            d.commitments.len() as u32,
+            d.commitments().len() as u32,
             b"fuzz",
         ) {
             let _ = blanket_crypto::dkg::verify_dealing(&params, &d);

@@ -142,8 +142,8 @@ fn malformed_dealings_and_params() {
         Some(DkgError::BadIndex(4))
     );
     let d = Dealer::new(params, 1, &mut rng).unwrap();
-    let mut dealing = d.dealing();
-    dealing.commitments.pop();
+    let full = d.dealing();
+    let dealing = Dealing::new(1, full.commitments()[..1].to_vec(), full.proof);
     assert!(matches!(
         group_key(
             &params,
@@ -218,21 +218,18 @@ fn proof_of_knowledge_is_bound_to_dealer_committee_and_session() {
         Err(DkgError::InvalidProof { dealer: 3 })
     );
     // Changed higher commitment: the proof binds all of them.
-    let mut changed = d.clone();
-    changed.commitments[1] += G;
+    let mut bumped = d.commitments().to_vec();
+    bumped[1] += G;
+    let changed = Dealing::new(d.dealer, bumped, d.proof);
     assert_eq!(
         verify_dealing(&params, &changed),
         Err(DkgError::InvalidProof { dealer: 2 })
     );
     // Identity constant term, even with a valid proof for x = 0.
     let zero = vec![RistrettoPoint::identity(), G];
-    let t = pok_transcript(&params, 1, &zero);
+    let t = pok_transcript(&params, 1, &crate::transcript::compress_all(&zero));
     let proof = schnorr::prove_in(t, &zero[0], &Scalar::ZERO, &mut rng);
-    let id = Dealing {
-        dealer: 1,
-        commitments: zero,
-        proof,
-    };
+    let id = Dealing::new(1, zero, proof);
     assert_eq!(
         verify_dealing(&params, &id),
         Err(DkgError::IdentityCommitment { dealer: 1 })
@@ -280,13 +277,13 @@ fn joint_key_equal_to_identity_is_refused() {
     let a = Scalar::random(&mut rng);
     let mk = |dealer: u32, a0: Scalar, rng: &mut ChaCha20Rng| {
         let commitments = vec![a0 * G];
-        let t = pok_transcript(&params, dealer, &commitments);
-        let proof = schnorr::prove_in(t, &commitments[0], &a0, rng);
-        Dealing {
+        let t = pok_transcript(
+            &params,
             dealer,
-            commitments,
-            proof,
-        }
+            &crate::transcript::compress_all(&commitments),
+        );
+        let proof = schnorr::prove_in(t, &commitments[0], &a0, rng);
+        Dealing::new(dealer, commitments, proof)
     };
     let d1 = mk(1, a, &mut rng);
     let d2 = mk(2, -a, &mut rng);
@@ -320,4 +317,138 @@ fn honest_member_assumption() {
     let q = DkgParams::for_adversary(9, 3, 2, b"x").unwrap();
     assert_eq!(q.threshold, 4);
     assert!(DkgParams::for_adversary(8, 3, 2, b"x").is_err());
+}
+
+#[test]
+fn horner_evaluation_matches_the_multiscalar_one() {
+    let mut rng = ChaCha20Rng::seed_from_u64(11);
+    let cs: Vec<RistrettoPoint> = (0..20).map(|_| RistrettoPoint::random(&mut rng)).collect();
+    for i in [0u32, 1, 2, 35, 1023, HORNER_BELOW, 5000, u32::MAX] {
+        let x = Scalar::from(i);
+        let mut pow = Scalar::ONE;
+        let mut naive = RistrettoPoint::identity();
+        for c in &cs {
+            naive += pow * c;
+            pow *= x;
+        }
+        assert_eq!(eval_commitments(&cs, i), naive, "index {i}");
+    }
+    for k in [0u32, 1, 2, 3, 35, 1 << 20] {
+        assert_eq!(mul_small(&G, k), Scalar::from(k) * G, "k = {k}");
+    }
+}
+
+#[test]
+fn verified_types_give_the_same_keys_and_keep_every_check() {
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let params = DkgParams::new(4, 3, b"verified").unwrap();
+    let dealers: Vec<Dealer> = (1..=4)
+        .map(|i| Dealer::new(params, i, &mut rng).unwrap())
+        .collect();
+    let plain: Vec<Dealing> = dealers
+        .iter()
+        .map(|d| Dealing::from_bytes(&d.dealing().to_bytes()).unwrap())
+        .collect();
+    let verified: Vec<VerifiedDealing> = plain
+        .iter()
+        .map(|d| VerifiedDealing::new(&params, d.clone()).unwrap())
+        .collect();
+    let refs: Vec<&VerifiedDealing> = verified.iter().collect();
+    let gk = group_key(&params, &plain).unwrap();
+    assert_eq!(group_key_verified(&params, &refs).unwrap(), gk);
+    assert_eq!(joint_public_key(&params, &refs).unwrap(), *gk.public_key());
+    // Member 2's key share, from its own dealing and shares and the others'.
+    let own = dealers[1].verified_dealing();
+    assert_eq!(own, verified[1]);
+    let shares: Vec<SecretShare> = dealers.iter().map(|d| d.share_for(2).unwrap()).collect();
+    let vshares: Vec<VerifiedShare> = verified
+        .iter()
+        .zip(&shares)
+        .map(|(d, s)| VerifiedShare::new(&params, d, s.clone()).unwrap())
+        .collect();
+    let ks = key_share(&params, 2, &plain, &shares).unwrap();
+    let ks2 = key_share_verified(&params, 2, &refs, &vshares).unwrap();
+    assert_eq!(ks.verification_key(), ks2.verification_key());
+    assert_eq!(ks2.verification_key(), gk.verification_key(2).unwrap());
+    assert_eq!(
+        dealers[0].verified_share_for(2).unwrap().share(),
+        &shares[0]
+    );
+    // A wrong share is named (dealer and recipient), as by `verify_share`.
+    assert_eq!(
+        VerifiedShare::new(&params, &verified[2], shares[2].tampered(Scalar::ONE)).err(),
+        Some(DkgError::InvalidShare {
+            dealer: 3,
+            recipient: 2
+        })
+    );
+    // A share of another dealer, a share for someone else.
+    assert_eq!(
+        VerifiedShare::new(&params, &verified[2], shares[1].clone()).err(),
+        Some(DkgError::MisaddressedShare {
+            dealer: 2,
+            recipient: 2
+        })
+    );
+    assert_eq!(
+        key_share_verified(&params, 3, &refs, &vshares).err(),
+        Some(DkgError::MisaddressedShare {
+            dealer: 1,
+            recipient: 2
+        })
+    );
+    // A bad proof never becomes a verified dealing.
+    let mut forged = plain[3].clone();
+    forged.proof.s += Scalar::ONE;
+    assert_eq!(
+        VerifiedDealing::new(&params, forged).err(),
+        Some(DkgError::InvalidProof { dealer: 4 })
+    );
+    // Verified for other parameters: refused for these.
+    let other = DkgParams::new(4, 3, b"another").unwrap();
+    let foreign = Dealer::new(other, 4, &mut rng).unwrap().verified_dealing();
+    let mixed = [refs[0], refs[1], &foreign];
+    assert_eq!(
+        group_key_verified(&params, &mixed).err(),
+        Some(DkgError::InvalidProof { dealer: 4 })
+    );
+    assert_eq!(
+        VerifiedShare::new(&params, &foreign, shares[3].clone()).err(),
+        Some(DkgError::InvalidProof { dealer: 4 })
+    );
+    // Set checks: a repeated dealer, too few dealers, a missing share.
+    assert_eq!(
+        joint_public_key(&params, &[refs[0], refs[1], refs[0]]).err(),
+        Some(DkgError::DuplicateDealer(1))
+    );
+    assert_eq!(
+        group_key_verified(&params, &refs[..2]).err(),
+        Some(DkgError::TooFewQualified { have: 2, need: 3 })
+    );
+    assert_eq!(
+        key_share_verified(&params, 2, &refs, &vshares[..3]).err(),
+        Some(DkgError::MissingShare(4))
+    );
+    assert_eq!(
+        key_share_verified(&params, 9, &refs, &vshares).err(),
+        Some(DkgError::BadIndex(9))
+    );
+}
+
+#[test]
+fn dealing_keeps_the_bytes_it_was_decoded_from() {
+    let mut rng = ChaCha20Rng::seed_from_u64(13);
+    let params = DkgParams::new(3, 3, b"bytes").unwrap();
+    let d = Dealer::new(params, 1, &mut rng).unwrap().dealing();
+    let decoded = Dealing::from_bytes(&d.to_bytes()).unwrap();
+    assert_eq!(decoded, d);
+    for (p, c) in decoded
+        .commitments()
+        .iter()
+        .zip(decoded.encoded_commitments())
+    {
+        assert_eq!(p.compress(), *c);
+    }
+    let rebuilt = Dealing::new(d.dealer, d.commitments().to_vec(), d.proof);
+    assert_eq!(rebuilt.to_bytes(), d.to_bytes());
 }

@@ -26,9 +26,10 @@ impl Dealing {
             Vec::with_capacity(9 + POINT_BYTES * self.commitments.len() + SCHNORR_PROOF_BYTES);
         out.push(DEALING_VERSION);
         out.extend_from_slice(&self.dealer.to_le_bytes());
-        out.extend_from_slice(&(self.commitments.len() as u32).to_le_bytes());
-        for c in &self.commitments {
-            out.extend_from_slice(c.compress().as_bytes());
+        out.extend_from_slice(&(self.encoded.len() as u32).to_le_bytes());
+        // The kept canonical encodings: no compression (`Dealing`).
+        for c in &self.encoded {
+            out.extend_from_slice(c.as_bytes());
         }
         out.extend_from_slice(&self.proof.to_bytes());
         out
@@ -60,16 +61,18 @@ impl Dealing {
                 got: bytes.len(),
             });
         }
-        let commitments = (0..t)
-            .map(|i| r.point(i).map(|p| p.0))
-            .collect::<Result<_, _>>()?;
+        let mut commitments = Vec::with_capacity(t);
+        let mut encoded = Vec::with_capacity(t);
+        for i in 0..t {
+            // Decoding accepts only canonical encodings, so these bytes are
+            // the point's compression (`Dealing` keeps them).
+            let (p, c) = r.point(i)?;
+            commitments.push(p);
+            encoded.push(c);
+        }
         let proof = SchnorrProof::from_bytes(r.take(SCHNORR_PROOF_BYTES)?)?;
         r.finish()?;
-        Ok(Dealing {
-            dealer,
-            commitments,
-            proof,
-        })
+        Ok(Dealing::from_parts(dealer, commitments, encoded, proof))
     }
 }
 

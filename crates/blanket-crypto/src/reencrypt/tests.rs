@@ -5,6 +5,7 @@ use crate::dkg::tests::run_dkg;
 use crate::dkg::DkgParams;
 use crate::elgamal::Keypair;
 use crate::threshold::PartialDecryption;
+use curve25519_dalek::constants::RISTRETTO_BASEPOINT_POINT as G;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

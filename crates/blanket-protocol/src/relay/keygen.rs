@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use blanket_crypto::channel::SealedMessage;
-use blanket_crypto::dkg::{self, Complaint, Dealing, DkgParams, SecretShare};
+use blanket_crypto::dkg::{self, Complaint, Dealing, DkgParams, SecretShare, VerifiedDealing};
 use blanket_crypto::threshold::GroupKey;
+use rayon::prelude::*;
 
 use super::{Offence, Phase, Relay, RelayError, Step};
 use crate::wire::{Kind, Message};
@@ -17,7 +18,9 @@ pub(super) struct Keygen {
     /// Client ids; member `i` (1-based) is `members[i - 1]`.
     pub(super) members: Vec<u32>,
     pub(super) dkg: DkgParams,
-    pub(super) dealings: BTreeMap<u32, (Dealing, Vec<SealedMessage>)>,
+    /// Dealings verified on arrival, by dealer index, with the sealed
+    /// shares to forward (the key announcement reuses the verification).
+    pub(super) dealings: BTreeMap<u32, (VerifiedDealing, Vec<SealedMessage>)>,
     pub(super) responders: BTreeSet<u32>,
     pub(super) complaints: Vec<Complaint>,
     pub(super) revealed: Vec<SecretShare>,
@@ -66,9 +69,9 @@ impl Relay {
         &self,
         q: usize,
         from: u32,
-        d: &Dealing,
+        d: Dealing,
         shares: &[SealedMessage],
-    ) -> Result<(), String> {
+    ) -> Result<VerifiedDealing, String> {
         let kg = &self.keygens[q];
         let idx = kg.index(from).ok_or("not a member")?;
         if d.dealer != idx {
@@ -77,7 +80,7 @@ impl Relay {
                 d.dealer
             ));
         }
-        dkg::verify_dealing(&kg.dkg, d).map_err(|e| e.to_string())?;
+        let d = VerifiedDealing::new(&kg.dkg, d).map_err(|e| e.to_string())?;
         let mut to: BTreeSet<u32> = BTreeSet::new();
         for s in shares {
             let ok = s.sender == from
@@ -96,7 +99,7 @@ impl Relay {
                 kg.members.len() - 1
             ));
         }
-        Ok(())
+        Ok(d)
     }
 
     pub(super) fn after_deal(
@@ -104,19 +107,37 @@ impl Relay {
         now: u64,
         inbox: BTreeMap<u32, (Vec<u8>, Message)>,
     ) -> Result<Step, RelayError> {
-        for (from, (_, msg)) in inbox {
-            let Some(&(q, _)) = self.member_of.get(&from) else {
-                continue;
-            };
-            if let Message::DkgDeal { dealing, shares } = msg {
-                match self.check_deal(q, from, &dealing, &shares) {
-                    Ok(()) => {
-                        self.keygens[q]
-                            .dealings
-                            .insert(dealing.dealer, (dealing, shares));
-                    }
-                    Err(why) => self.name(from, Offence::InvalidDealing(why)),
+        // Every dealing's proof is checked on the rayon pool (one per
+        // member of every committee), the verdicts applied in client order.
+        let deals: Vec<(u32, usize, Dealing, Vec<SealedMessage>)> = inbox
+            .into_iter()
+            .filter_map(|(from, (_, msg))| {
+                let &(q, _) = self.member_of.get(&from)?;
+                match msg {
+                    Message::DkgDeal { dealing, shares } => Some((from, q, dealing, shares)),
+                    _ => None,
                 }
+            })
+            .collect();
+        type Checked = (
+            u32,
+            usize,
+            Result<VerifiedDealing, String>,
+            Vec<SealedMessage>,
+        );
+        let checked: Vec<Checked> = deals
+            .into_par_iter()
+            .map(|(from, q, dealing, shares)| {
+                let r = self.check_deal(q, from, dealing, &shares);
+                (from, q, r, shares)
+            })
+            .collect();
+        for (from, q, r, shares) in checked {
+            match r {
+                Ok(d) => {
+                    self.keygens[q].dealings.insert(d.dealer(), (d, shares));
+                }
+                Err(why) => self.name(from, Offence::InvalidDealing(why)),
             }
         }
         if let Some(kg) = self
@@ -133,7 +154,11 @@ impl Relay {
         self.phase = Phase::DkgComplaints;
         let mut out = Vec::new();
         for kg in &self.keygens {
-            let all: Vec<Dealing> = kg.dealings.values().map(|(d, _)| d.clone()).collect();
+            let all: Vec<Dealing> = kg
+                .dealings
+                .values()
+                .map(|(d, _)| d.dealing().clone())
+                .collect();
             for &idx in kg.dealings.keys() {
                 let client = kg.members[idx as usize - 1];
                 let shares: Vec<SealedMessage> = kg
@@ -220,7 +245,7 @@ impl Relay {
                     }
                     _ => None,
                 };
-                let dealing = &kg.dealings[&c.dealer].0;
+                let dealing = kg.dealings[&c.dealer].0.dealing();
                 match dkg::resolve_complaint(&kg.dkg, dealing, c, revealed.as_ref()) {
                     Ok(()) => kg.revealed.extend(revealed),
                     Err(_) => {
@@ -238,14 +263,23 @@ impl Relay {
 
     /// QUAL, the joint key(s), and the key announcement to every client.
     fn announce(&mut self, now: u64) -> Result<Step, RelayError> {
-        for q in 0..self.keygens.len() {
+        // Each committee's group key from its dealings verified on
+        // arrival, committees on the rayon pool.
+        let keys: Vec<Result<_, dkg::DkgError>> = self
+            .keygens
+            .par_iter()
+            .map(|kg| {
+                let qual: Vec<&VerifiedDealing> = kg
+                    .qualified()
+                    .iter()
+                    .filter_map(|i| kg.dealings.get(i).map(|(d, _)| d))
+                    .collect();
+                dkg::group_key_verified(&kg.dkg, &qual)
+            })
+            .collect();
+        for (q, gk) in keys.into_iter().enumerate() {
+            let gk = gk?;
             let kg = &self.keygens[q];
-            let qual: Vec<Dealing> = kg
-                .qualified()
-                .iter()
-                .map(|i| kg.dealings[i].0.clone())
-                .collect();
-            let gk = dkg::group_key(&kg.dkg, &qual)?;
             let holders: Vec<u32> = kg
                 .responders
                 .iter()

@@ -17,7 +17,7 @@ use blanket_crypto::elgamal::G;
 use blanket_crypto::encoding;
 use blanket_crypto::reencrypt::{self, ReencryptContext, ReencryptionPartial};
 use blanket_crypto::submission::{verify_submission, ClientSubmission, SubmissionContext};
-use blanket_crypto::threshold::PartialDecryption;
+use blanket_crypto::threshold::{GroupKey, PartialDecryption};
 use blanket_crypto::{Ciphertext, PublicKey};
 use curve25519_dalek::ristretto::RistrettoPoint;
 use rayon::prelude::*;
@@ -158,6 +158,9 @@ impl LaneState {
         self.col_keys[..len].to_vec()
     }
 }
+
+/// A member's answer checked: sender, committee, its partials or why not.
+type Verdict<T> = (u32, usize, Result<Vec<T>, String>);
 
 /// Which committee round.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -472,6 +475,36 @@ impl Relay {
         Ok(q)
     }
 
+    /// Check every member's answer (its lanes, in order, each partial
+    /// under its committee's group key with `verify`). Answers are checked
+    /// in parallel (one per member of every committee asked, each hundreds
+    /// of small multiscalar multiplications); the verdicts come back in
+    /// client order, so cheaters are named in the same order as before.
+    fn check_answers<T: Send + Sync>(
+        &self,
+        answers: Vec<(u32, Vec<(u32, T)>)>,
+        member: impl Fn(&T) -> u32 + Sync,
+        verify: impl Fn(&GroupKey, u32, &T) -> Result<(), String> + Sync,
+    ) -> Result<Vec<Verdict<T>>, RelayError> {
+        answers
+            .into_par_iter()
+            .map(|(from, partials)| {
+                let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
+                let members: Vec<u32> = partials.iter().map(|(_, p)| member(p)).collect();
+                let q = match self.check_lanes(from, &lanes, &members) {
+                    Ok(q) => q,
+                    Err(why) => return Ok((from, 0, Err(why))),
+                };
+                let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
+                let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
+                    verify(gk, *lane, p).map_err(|e| format!("lane {lane}: {e}"))
+                });
+                let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
+                Ok((from, q, r))
+            })
+            .collect()
+    }
+
     pub(super) fn after_reencrypt(
         &mut self,
         now: u64,
@@ -479,33 +512,23 @@ impl Relay {
     ) -> Result<Step, RelayError> {
         let ls = self.lanes()?;
         let run = self.run;
-        let mut verdicts: Vec<(u32, usize, Result<Vec<ReencryptionPartial>, String>)> = Vec::new();
-        for (from, (_, msg)) in inbox {
-            let Message::ReencryptResponse { partials } = msg else {
-                continue;
-            };
-            let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
-            let members: Vec<u32> = partials.iter().map(|(_, p)| p.member).collect();
-            let q = match self.check_lanes(from, &lanes, &members) {
-                Ok(q) => q,
-                Err(why) => {
-                    verdicts.push((from, 0, Err(why)));
-                    continue;
-                }
-            };
-            let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
-            let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
-                let ctx = ReencryptContext {
-                    run: &run,
-                    lane: *lane,
-                };
-                let cts = self.lane_cts(ls, *lane);
-                reencrypt::verify_partial(gk, &cts, &ls.targets(*lane), p, &ctx)
-                    .map_err(|e| format!("lane {lane}: {e}"))
-            });
-            let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
-            verdicts.push((from, q, r));
-        }
+        let answers: Vec<(u32, Vec<(u32, ReencryptionPartial)>)> = inbox
+            .into_iter()
+            .filter_map(|(from, (_, msg))| match msg {
+                Message::ReencryptResponse { partials } => Some((from, partials)),
+                _ => None,
+            })
+            .collect();
+        let verdicts = self.check_answers(
+            answers,
+            |p| p.member,
+            |gk, lane, p| {
+                let ctx = ReencryptContext { run: &run, lane };
+                let cts = self.lane_cts(ls, lane);
+                reencrypt::verify_partial(gk, &cts, &ls.targets(lane), p, &ctx)
+                    .map_err(|e| e.to_string())
+            },
+        )?;
         for (from, q, r) in verdicts {
             match r {
                 Ok(ps) => {
@@ -560,29 +583,22 @@ impl Relay {
     ) -> Result<Step, RelayError> {
         let ls = self.lanes()?;
         let run = self.run;
-        let mut verdicts: Vec<(u32, usize, Result<Vec<PartialDecryption>, String>)> = Vec::new();
-        for (from, (_, msg)) in inbox {
-            let Message::LaneDecryptResponse { partials } = msg else {
-                continue;
-            };
-            let lanes: Vec<u32> = partials.iter().map(|(l, _)| *l).collect();
-            let members: Vec<u32> = partials.iter().map(|(_, p)| p.member).collect();
-            let q = match self.check_lanes(from, &lanes, &members) {
-                Ok(q) => q,
-                Err(why) => {
-                    verdicts.push((from, 0, Err(why)));
-                    continue;
-                }
-            };
-            let gk = self.keygens[q].group.as_ref().ok_or(RelayError::Ended)?;
-            let checked: Result<(), String> = partials.par_iter().try_for_each(|(lane, p)| {
-                let cts = self.lane_cts(ls, *lane);
-                gk.verify_partial(&cts, p, &context::decrypt_lane(&run, *lane))
-                    .map_err(|e| format!("lane {lane}: {e}"))
-            });
-            let r = checked.map(|()| partials.into_iter().map(|(_, p)| p).collect());
-            verdicts.push((from, q, r));
-        }
+        let answers: Vec<(u32, Vec<(u32, PartialDecryption)>)> = inbox
+            .into_iter()
+            .filter_map(|(from, (_, msg))| match msg {
+                Message::LaneDecryptResponse { partials } => Some((from, partials)),
+                _ => None,
+            })
+            .collect();
+        let verdicts = self.check_answers(
+            answers,
+            |p| p.member,
+            |gk, lane, p| {
+                let cts = self.lane_cts(ls, lane);
+                gk.verify_partial(&cts, p, &context::decrypt_lane(&run, lane))
+                    .map_err(|e| e.to_string())
+            },
+        )?;
         for (from, q, r) in verdicts {
             match r {
                 Ok(ps) => {

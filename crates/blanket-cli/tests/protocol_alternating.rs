@@ -367,3 +367,63 @@ fn per_lane_key_committees_infeasible() {
     assert!(note.contains("no solution"), "{note}");
     assert!(v.get("lane_keys").is_none(), "{v}");
 }
+
+/// Conflicting or out-of-range flags of `protocol run` are usage errors: exit code 2 (the
+/// exit-code table of `blanket --help`), the message naming the flag.
+#[test]
+fn conflicting_protocol_run_flags_exit_with_code_2() {
+    for (args, needle) in [
+        (
+            &[
+                "protocol",
+                "run",
+                "--clients",
+                "150",
+                "--key-committees",
+                "per-lane",
+            ][..],
+            "--key-committees per-lane needs --variant alternating",
+        ),
+        (
+            &["protocol", "run", "--clients", "2"][..],
+            "--clients = 2 is out of range",
+        ),
+        (
+            &[
+                "protocol",
+                "run",
+                "--clients",
+                "60",
+                "--variant",
+                "alternating",
+                "--protocol",
+                "ikos-sum",
+                "--eps",
+                "1",
+            ][..],
+            "ikos-sum with --variant alternating is refused",
+        ),
+        (
+            &[
+                "protocol",
+                "run",
+                "--clients",
+                "30",
+                "--dropout",
+                "0.05",
+                "--malicious",
+                "0.05",
+                "--variant",
+                "alternating",
+                "--key-committees",
+                "per-lane",
+            ][..],
+            "--key-committees per-lane (allowed: per-lane or single)",
+        ),
+    ] {
+        let out = blanket(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

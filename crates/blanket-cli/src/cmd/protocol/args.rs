@@ -2,7 +2,8 @@
 //! (`--key-committees per-lane|single`, per-lane the default of `--variant alternating`), the
 //! DP protocol and the refusals that name the flag and its allowed values.
 
-use anyhow::{bail, Context, Result};
+use crate::usage_bail;
+use anyhow::Result;
 use blanket_protocol::params::{KeyCommittees, ParamsError, ProofSystem, Variant as Layout};
 use blanket_protocol::ProtocolParams;
 use clap::{Args, Subcommand, ValueEnum};
@@ -143,7 +144,7 @@ impl ProtocolRunArgs {
     /// `--clients` as a `u32`, or the allowed range.
     pub(super) fn clients(&self) -> Result<u32> {
         if self.clients < 3 || self.clients > u32::MAX as u64 / 2 {
-            bail!(
+            usage_bail!(
                 "--clients = {} is out of range (allowed 3..=2147483647)",
                 self.clients
             );
@@ -176,7 +177,7 @@ impl ProtocolRunArgs {
             } else {
                 "--key-committees per-lane"
             };
-            bail!("{flag} needs --variant alternating: the amortized variant has one list and one key committee (allowed --key-committees with --variant amortized: single; with --variant alternating: per-lane (the default) or single)");
+            usage_bail!("{flag} needs --variant alternating: the amortized variant has one list and one key committee (allowed --key-committees with --variant amortized: single; with --variant alternating: per-lane (the default) or single)");
         }
         Ok(())
     }
@@ -186,8 +187,8 @@ impl ProtocolRunArgs {
     pub(super) fn check_protocol(&self) -> Result<()> {
         if self.variant == Variant::Alternating {
             match self.protocol {
-                Some(DpProtocol::VectorSum) if self.t != 1 => bail!("--protocol vector-sum --t {} with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is for single-message protocols; vector sum with t = 1 reduces to one GRR report per client and is certified, but t >= 2 conditions on every user's coordinates and needs independent per-coordinate uniform shuffles, which A^2_pi does not give; use --t 1 or --variant amortized", self.t),
-                Some(DpProtocol::IkosSum) => bail!("--protocol ikos-sum with --variant alternating is refused: the relay's alternating variant is not wired to blanket's A^2_pi share count (m_required_alternating, docs/multi-message.md: honest clients, any n under the GridLayout rule; the malicious cells of this variant are not analysed for split-and-mix); use --variant amortized"),
+                Some(DpProtocol::VectorSum) if self.t != 1 => usage_bail!("--protocol vector-sum --t {} with --variant alternating is refused: the bad-cell bound for the alternating shuffler (docs/alternating.md) is for single-message protocols; vector sum with t = 1 reduces to one GRR report per client and is certified, but t >= 2 conditions on every user's coordinates and needs independent per-coordinate uniform shuffles, which A^2_pi does not give; use --t 1 or --variant amortized", self.t),
+                Some(DpProtocol::IkosSum) => usage_bail!("--protocol ikos-sum with --variant alternating is refused: the relay's alternating variant is not wired to blanket's A^2_pi share count (m_required_alternating, docs/multi-message.md: honest clients, any n under the GridLayout rule; the malicious cells of this variant are not analysed for split-and-mix); use --variant amortized"),
                 _ => {}
             }
         }
@@ -198,7 +199,7 @@ impl ProtocolRunArgs {
         };
         if let (Some(m), Some(want)) = (self.messages, fixed) {
             if m != want {
-                bail!("--messages = {m} differs from the {want} messages per client of this --protocol (leave --messages out)");
+                usage_bail!("--messages = {m} differs from the {want} messages per client of this --protocol (leave --messages out)");
             }
         }
         Ok(())
@@ -233,13 +234,11 @@ impl ProtocolRunArgs {
                     "per-lane key committees (the default of --variant alternating) have no solution here ({e}); this run uses one key committee (--key-committees single)"
                 )),
             }),
-            Err(e) => Err(e).with_context(|| {
-                format!(
-                    "--key-committees {} (allowed: {})",
-                    kc.name(),
-                    KeyCommittees::ALLOWED
-                )
-            }),
+            Err(e) => Err(anyhow::Error::new(crate::exit::Usage(format!(
+                "--key-committees {} (allowed: {}): {e}",
+                kc.name(),
+                KeyCommittees::ALLOWED
+            )))),
         }
     }
 }

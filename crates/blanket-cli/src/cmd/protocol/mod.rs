@@ -2,6 +2,7 @@
 //! spec `05-secure-shuffle.md`), run in memory with dropouts and malicious
 //! clients, and its costs beside the paper's reference figures.
 
+use crate::usage_bail;
 use anyhow::{bail, Context, Result};
 use blanket_protocol::driver::{self, SimConfig, ALL_BEHAVIOURS};
 use blanket_protocol::ProtocolParams;
@@ -35,7 +36,7 @@ fn protocol_target(
     params: &ProtocolParams,
 ) -> Result<blanket::calibrate::Target> {
     let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
-        bail!("--protocol needs --eps and --delta");
+        usage_bail!("--protocol needs --eps and --delta");
     };
     Ok(blanket_protocol::release::target(params, eps, delta)?)
 }
@@ -44,7 +45,7 @@ fn protocol_target(
 /// [`blanket_protocol::release::calibrate_histogram`]) and randomize every client's category.
 fn histogram_inputs(a: &ProtocolRunArgs, params: &ProtocolParams) -> Result<HistogramRun> {
     let (Some(eps), Some(delta)) = (a.eps, a.delta) else {
-        bail!("--protocol needs --eps and --delta");
+        usage_bail!("--protocol needs --eps and --delta");
     };
     let rel = blanket_protocol::release::calibrate_histogram(params, a.domain, eps, delta)
         .with_context(|| match a.variant {
@@ -142,10 +143,10 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         }
         Some(DpProtocol::IkosSum) => {
             let Some(eps) = a.eps else {
-                bail!("--protocol ikos-sum needs --eps");
+                usage_bail!("--protocol ikos-sum needs --eps");
             };
             if a.delta.is_some() {
-                bail!("--delta does not apply to --protocol ikos-sum: its delta is (1 + e^eps) 2^-sigma, set by --sigma");
+                usage_bail!("--delta does not apply to --protocol ikos-sum: its delta is (1 + e^eps) 2^-sigma, set by --sigma");
             }
             let (run, inputs) =
                 payload::ikos_inputs(eps, a.sigma, blanket_users(&base), n, a.seed)?;
@@ -167,7 +168,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
         Some(Payload::Ikos(k)) => k.messages(),
     };
     if let Some(m) = a.messages.filter(|&m| m != messages) {
-        bail!("--messages = {m} differs from the {messages} messages per client of this --protocol (leave --messages out)");
+        usage_bail!("--messages = {m} differs from the {messages} messages per client of this --protocol (leave --messages out)");
     }
     let resolved = a.params(messages)?;
     let params = resolved.params;

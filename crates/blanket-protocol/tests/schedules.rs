@@ -12,7 +12,8 @@ use proptest::test_runner::RngSeed;
 
 const N: u32 = 30;
 
-fn check(cfg: &SimConfig) -> Result<(), TestCaseError> {
+/// Runs `cfg` and checks the properties above; returns the report for further checks.
+fn check(cfg: &SimConfig) -> Result<driver::SimReport, TestCaseError> {
     let r = driver::run(cfg, &mut |_| {}).unwrap();
     prop_assert!(r.client_errors.is_empty(), "{:?}", r.client_errors);
     prop_assert!(r.honest_named.is_empty(), "{:?}", r.honest_named);
@@ -25,7 +26,7 @@ fn check(cfg: &SimConfig) -> Result<(), TestCaseError> {
     if assumptions_hold(cfg) {
         prop_assert!(r.delivered, "assumptions hold but: {:?}", r.error);
     }
-    Ok(())
+    Ok(r)
 }
 
 proptest! {
@@ -115,9 +116,8 @@ proptest! {
         for &c in column.iter().take(spare) {
             cfg.fates[c as usize] = Fate::DropAt(Kind::LaneDecryptRequest);
         }
-        check(&cfg)?;
+        let r = check(&cfg)?;
         // Fewer than t members of that row committee answer: nothing may be delivered.
-        let r = driver::run(&cfg, &mut |_| {}).unwrap();
         prop_assert!(!r.delivered && r.error.is_some(), "delivered with {spare} of a committee gone");
     }
 }

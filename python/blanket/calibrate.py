@@ -248,7 +248,8 @@ class IkosCalibration:
     Attributes:
         n, eps: clients and target eps; ``p``: precision; ``q``: the modulus; ``m``: shares
         per client; ``alpha``: the noise parameter; ``sigma``: the security parameter;
-        ``eps_realized``: the eps the rounded alpha gives; ``delta``: the certified delta;
+        ``eps_realized``: the eps the rounded alpha gives; ``delta``: the certified delta
+        (always below 1); ``honest_present_users``: the clients the guarantee covers (n);
         ``noise_bound``: T; ``predicted_mse`` (what it bounds: ``predicted_mse_meaning``);
         ``bytes_per_user``; ``assumes``: the trust assumption; ``calibration``: why no
         gamma.
@@ -264,6 +265,7 @@ class IkosCalibration:
     sigma: int
     eps_realized: float
     delta: float
+    honest_present_users: int
     noise_bound: int
     predicted_mse: float
     predicted_mse_meaning: str
@@ -289,7 +291,9 @@ def ikos_sum(
     Args:
         n: number of clients, 2 to 30000.
         eps: target epsilon.
-        sigma: security parameter, 1 to 512 (default 40); or
+        sigma: security parameter, 1 to 512; refused if delta = (1 + e^eps) 2^-sigma is
+            not below 1. Default: the larger of 40 and the smallest sigma with
+            delta <= 1e-6 (sigma grows with eps); or
         delta: the target delta instead, which fixes the smallest sigma meeting it.
 
     Raises:

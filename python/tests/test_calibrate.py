@@ -79,3 +79,15 @@ def test_ikos_sum_equals_cli(cli, n, eps, sigma, delta):
     assert py.protocol == "ikos-sum" and isinstance(py.q, int) and py.m >= 1
     if delta is not None:
         assert py.delta <= delta
+
+
+def test_ikos_sum_never_certifies_a_vacuous_delta():
+    # eps = 30 at sigma = 40 gave delta = 9.72 (issue 26): the default sigma now grows with
+    # eps, and an explicit sigma that gives delta >= 1 is refused naming the sigma needed.
+    r = blanket.calibrate.ikos_sum(n=10**6, eps=30.0)
+    assert r.sigma == 64 and r.delta <= 1e-6
+    with pytest.raises(blanket.errors.ParameterError) as e:
+        blanket.calibrate.ikos_sum(n=10**6, eps=30.0, sigma=40)
+    assert e.value.field == "sigma" and "64" in str(e.value)
+    for eps in [1e-3, 0.1, 1.0, 10.0, 100.0]:
+        assert blanket.calibrate.ikos_sum(n=1000, eps=eps).delta < 1

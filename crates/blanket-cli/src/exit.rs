@@ -5,8 +5,9 @@
 //! | 0 | success: every printed guarantee is certified |
 //! | 1 | runtime error (data file, computation, writing output) |
 //! | 2 | usage error (unknown flag, value out of range, missing or conflicting flags) |
-//! | 3 | a result was printed but it is NOT certified (uncertified method, or the asked
-//! |   | method certifies nothing at these parameters) |
+//! | 3 | a result was printed but it is NOT certified (uncertified method, the asked
+//! |   | method certifies nothing at these parameters, or a frequency release with
+//! |   | --allow-violations or --chi-gamma) |
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,7 +24,8 @@ pub const HELP: &str = "Exit codes:
   1  runtime error (data file, computation, writing output)
   2  usage error (unknown flag, value out of range, missing or conflicting flags)
   3  a result was printed but it is NOT certified (an uncertified method such as
-     variation-ratio, or the method asked certifies nothing at these parameters)";
+     variation-ratio, the method asked certifies nothing at these parameters, or a
+     frequency release with --allow-violations or --chi-gamma)";
 
 static NOT_CERTIFIED: AtomicBool = AtomicBool::new(false);
 
@@ -60,14 +62,36 @@ macro_rules! usage_bail {
 /// The exit code of an error: usage errors (ours and the core's parameter range errors) are
 /// 2, everything else 1.
 pub fn code(e: &anyhow::Error) -> i32 {
-    let usage = e
-        .chain()
-        .any(|c| c.is::<Usage>() || c.is::<blanket::params::ParamError>());
+    let usage = e.chain().any(is_usage);
     if usage {
         USAGE
     } else {
         RUNTIME
     }
+}
+
+/// Whether one error of a chain is a usage error: ours, the core's parameter range error, or
+/// a library error that wraps one transparently (`#[error(transparent)]` hides the inner
+/// error from the chain, so each wrapper is matched here), or a protocol parameter out of
+/// its range.
+fn is_usage(c: &(dyn std::error::Error + 'static)) -> bool {
+    use blanket::calibrate::CalibrationError;
+    use blanket::protocol::frequency::FrequencyError;
+    use blanket::protocol::{
+        IkosSumError, IkosVectorError, VectorCalibrationError, VectorSumError,
+    };
+    c.is::<Usage>()
+        || c.is::<blanket::params::ParamError>()
+        || matches!(c.downcast_ref(), Some(IkosSumError::Param(_)))
+        || matches!(c.downcast_ref(), Some(IkosVectorError::Param(_)))
+        || matches!(c.downcast_ref(), Some(VectorCalibrationError::Param(_)))
+        || matches!(c.downcast_ref(), Some(VectorSumError::Param(_)))
+        || matches!(c.downcast_ref(), Some(FrequencyError::Param(_)))
+        || matches!(c.downcast_ref(), Some(CalibrationError::Param(_)))
+        || matches!(
+            c.downcast_ref(),
+            Some(blanket_protocol::params::ParamsError::OutOfRange { .. })
+        )
 }
 
 /// The error and its causes on one line, each message once: a cause whose text the previous

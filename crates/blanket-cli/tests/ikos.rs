@@ -747,3 +747,208 @@ fn ikos_histogram_and_vector_over_alternating() {
         );
     }
 }
+
+/// Issue 26 item 1: `calibrate ikos-sum --n 1e6 --eps 30` printed certified (30, 9.72). The
+/// default sigma now grows with eps (delta <= 1e-6), an explicit --sigma whose delta is not
+/// below 1 exits 2 naming the sigma needed, and eps 800 / 1e300 are refused, never `inf`.
+#[test]
+fn vacuous_delta_is_never_printed_as_certified() {
+    let v = json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "1e6",
+        "--eps",
+        "30",
+        "--json",
+    ]);
+    assert_eq!(v["sigma"], 64, "{v}");
+    assert!(v["delta"].as_f64().unwrap() <= 1e-6, "{v}");
+    let table = common::blanket(&["calibrate", "ikos-sum", "--n", "1e6", "--eps", "30"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("(30, 5.6"), "{text}");
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-sum",
+            "--n",
+            "1e6",
+            "--eps",
+            "30",
+            "--sigma",
+            "40",
+        ],
+        "sigma >= 64",
+    );
+    for eps in ["800", "1e300"] {
+        fails_code(
+            2,
+            &["calibrate", "ikos-sum", "--n", "1e6", "--eps", eps],
+            "above the largest sigma",
+        );
+    }
+    // Every IKOS command that prints (eps, delta), at a few eps over 1e-3..1e4: exit 0 with
+    // delta < 1 (<= 1e-6 at the default sigma), or exit 2; never a certified delta >= 1.
+    let commands: [&[&str]; 5] = [
+        &["calibrate", "ikos-sum", "--n", "1e4"],
+        &["calibrate", "ikos-histogram", "--n", "1e4", "--domain", "8"],
+        &["calibrate", "ikos-vector", "--n", "1e4", "--d", "3"],
+        &["simulate", "ikos-sum", "--n", "100", "--reps", "1"],
+        &[
+            "simulate",
+            "ikos-histogram",
+            "--n",
+            "100",
+            "--domain",
+            "4",
+            "--reps",
+            "1",
+        ],
+    ];
+    for cmd in commands {
+        for eps in ["1e-3", "0.1", "10", "30", "300", "1e4"] {
+            for sigma in [None, Some("40")] {
+                let mut args: Vec<&str> = cmd.to_vec();
+                args.extend(["--eps", eps, "--json"]);
+                if let Some(s) = sigma {
+                    args.extend(["--sigma", s]);
+                }
+                let out = common::blanket(&args);
+                match out.status.code() {
+                    Some(0) => {
+                        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                        let d = v
+                            .get("calibration")
+                            .unwrap_or(&v)
+                            .get("delta")
+                            .and_then(|d| d.as_f64())
+                            .unwrap_or_else(|| panic!("{args:?}: no delta in {v}"));
+                        assert!(d < 1.0, "{args:?}: delta {d}");
+                        if sigma.is_none() {
+                            assert!(d <= 1e-6, "{args:?}: delta {d}");
+                        }
+                    }
+                    Some(2) => {}
+                    c => panic!("{args:?}: exit {c:?}"),
+                }
+            }
+        }
+    }
+    // compare sum picks sigma from --delta: a delta out of reach is a usage error naming it.
+    fails_code(
+        2,
+        &[
+            "compare", "sum", "--n", "100", "--eps", "400", "--delta", "1e-6",
+        ],
+        "--delta",
+    );
+}
+
+/// Issue 26 item 1b: the IKOS commands certify for the honest, present clients, with
+/// `--dropout`/`--malicious` as in `protocol run` (n' = n - floor(alpha n) - floor(gamma n)):
+/// noise for n' clients (more variance), m for n', and the output says so.
+#[test]
+fn ikos_commands_certify_for_the_honest_present_clients() {
+    let all = json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "1e4",
+        "--eps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(all["honest_present_users"], 10_000);
+    let some = json(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "1e4",
+        "--eps",
+        "1",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.1",
+        "--json",
+    ]);
+    assert_eq!(some["honest_present_users"], 8_500, "{some}");
+    assert!(some["m"].as_u64() >= all["m"].as_u64(), "{some}");
+    assert!(
+        some["predicted_mse"].as_f64().unwrap() > 1.1 * all["predicted_mse"].as_f64().unwrap(),
+        "{some}"
+    );
+    assert!(some["assumes"]
+        .as_str()
+        .unwrap()
+        .contains("honest and present"));
+    let out = common::blanket(&[
+        "calibrate",
+        "ikos-sum",
+        "--n",
+        "1e4",
+        "--eps",
+        "1",
+        "--dropout",
+        "0.05",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("n' = 9500 honest, present clients"), "{text}");
+    fails_code(
+        2,
+        &[
+            "calibrate",
+            "ikos-sum",
+            "--n",
+            "1e4",
+            "--eps",
+            "1",
+            "--dropout",
+            "0.5",
+        ],
+        "--dropout",
+    );
+    let c = json(&[
+        "compare",
+        "sum",
+        "--n",
+        "400",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-6",
+        "--reps",
+        "1",
+        "--dropout",
+        "0.25",
+        "--json",
+    ]);
+    assert_eq!(c["honest_present_users"], 300, "{c}");
+    let alt = c["protocols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "ikos-sum-alternating")
+        .unwrap();
+    assert!(
+        alt["reason"].as_str().unwrap().contains("--dropout"),
+        "{alt}"
+    );
+    let v = json(&[
+        "simulate",
+        "ikos-vector",
+        "--n",
+        "100",
+        "--d",
+        "2",
+        "--eps",
+        "1",
+        "--reps",
+        "1",
+        "--malicious",
+        "0.1",
+        "--json",
+    ]);
+    assert_eq!(v["calibration"]["honest_present_users"], 90, "{v}");
+}

@@ -133,6 +133,55 @@ fn run_with(protocol: &[&str]) -> serde_json::Value {
     json(&args)
 }
 
+/// Issue 26: the printed delta is unconditional. With `--sigma 12` the shuffle fails with
+/// probability up to 2^-12; the histogram calibrated to delta = 1e-6 given a private shuffle
+/// prints 1e-6 + 2^-12 (rounded up) as its certified delta, in the JSON and the table.
+#[test]
+fn protocol_run_adds_the_shuffle_failure_to_the_printed_delta() {
+    let v = run_with(&[
+        "--protocol",
+        "histogram",
+        "--eps",
+        "2",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "4",
+    ]);
+    let h = &v["histogram"];
+    let given = h["certified_delta_given_private_shuffle"].as_f64().unwrap();
+    let delta = h["certified_delta"].as_f64().unwrap();
+    assert!(given <= 1e-6, "{h}");
+    assert!(delta >= given + 2f64.powi(-12), "{h}");
+    assert!(delta <= (given + 2f64.powi(-12)).next_up(), "{h}");
+    assert_eq!(v["shuffle_failure"].as_f64(), Some(2f64.powi(-12)));
+    let out = blanket(&[
+        "protocol",
+        "run",
+        "--clients",
+        "100",
+        "--dropout",
+        "0.05",
+        "--malicious",
+        "0.05",
+        "--sigma",
+        "12",
+        "--eta",
+        "4",
+        "--protocol",
+        "histogram",
+        "--eps",
+        "2",
+        "--delta",
+        "1e-6",
+        "--domain",
+        "4",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 1e-6 + 2^-12 = 2.4424e-4 (rounded up on 4 digits).
+    assert!(text.contains("(2, 2.443e-4)-DP"), "{text}");
+}
+
 /// The guarantee's n is the honest, present count n - floor(alpha n) - floor(gamma n) = 90,
 /// no more than the honest clients whose submission was accepted.
 fn check_population(v: &serde_json::Value, users: &serde_json::Value) {
@@ -162,7 +211,10 @@ fn protocol_run_vector_sum_estimate_within_its_predicted_error() {
     check_population(&v, &s["users"]);
     assert_eq!(v["messages_per_client"], 2);
     assert!(s["certified_epsilon"].as_f64().unwrap() <= 3.0, "{s}");
-    assert!(s["certified_delta"].as_f64().unwrap() <= 1e-4, "{s}");
+    assert!(
+        s["certified_delta_given_private_shuffle"].as_f64().unwrap() <= 1e-4,
+        "{s}"
+    );
     assert_eq!(s["out_of_domain"], 0);
     // One run (fixed seed): the squared error of the mean vector, a sum of 3 roughly
     // chi-square(1) terms scaled by the prediction, within 12 times its prediction
@@ -194,10 +246,16 @@ fn protocol_run_ikos_sum_estimate_within_its_predicted_error() {
     assert_eq!(v["messages_per_client"], m);
     assert!(m >= s["shares_required_blanket"].as_u64().unwrap());
     assert_eq!(s["certified_epsilon"], 1.0);
-    // delta = (1 + e) 2^-12
+    // delta = (1 + e) 2^-12 given a private shuffle; printed unconditionally with the
+    // shuffle's failure 2^-12 added (rounded up).
+    let given = s["certified_delta_given_private_shuffle"].as_f64().unwrap();
+    assert!(
+        given >= (1.0 + 1f64.exp()) / 4096.0 && (given - (1.0 + 1f64.exp()) / 4096.0).abs() < 1e-12,
+        "{given}"
+    );
     let delta = s["certified_delta"].as_f64().unwrap();
     assert!(
-        (delta - (1.0 + 1f64.exp()) / 4096.0).abs() < 1e-12,
+        delta >= given + 1.0 / 4096.0 && delta - (given + 1.0 / 4096.0) < 1e-15,
         "{delta}"
     );
     let err = s["estimate"].as_f64().unwrap() - s["truth_accepted"].as_f64().unwrap();

@@ -292,7 +292,8 @@ fn eps0_per_message_and_per_user_agree_across_commands() {
     let out = blanket(&words(t3));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("eps0 per message") && text.contains("eps0 per user (local DP)"),
+        text.contains("eps0 per message (local DP)")
+            && text.contains("eps0 per user (local DP guarantee)"),
         "{text}"
     );
 }

@@ -8,7 +8,7 @@ use blanket::display::echo;
 use blanket::params::NumUsers;
 use blanket::protocol::ikos::{MAX_SIGMA, MAX_USERS};
 use blanket::protocol::{IkosError, IkosSum, IkosSumError};
-use blanket_report::ikos::{smallest_sigma, IkosCalibration, DEFAULT_SIGMA};
+use blanket_report::ikos::{default_sigma, smallest_sigma, IkosCalibration};
 use pyo3::prelude::*;
 
 /// The smallest sigma with (1 + e^eps) 2^-sigma <= delta (docs/multi-message.md: the
@@ -54,7 +54,13 @@ pub fn calibrate_ikos_sum(
             )
         }
         (None, Some(d)) => sigma_for_delta(eps, d)?,
-        (None, None) => DEFAULT_SIGMA,
+        (None, None) => default_sigma(eps).map_err(|e| {
+            Error::param(
+                "eps",
+                "small enough that some sigma up to 512 gives delta <= 1e-6 (the default target; or pass delta)",
+                format!("{} ({e})", echo(eps)),
+            )
+        })?,
     };
     let users = NumUsers::from_f64(n).map_err(Error::from)?.get();
     if users > MAX_USERS {
@@ -74,6 +80,11 @@ pub fn calibrate_ikos_sum(
                 format!("{sigma} ({e})"),
             ),
             IkosSumError::Param(p) => p.into(),
+            e @ IkosSumError::VacuousDelta { .. } => Error::param(
+                "sigma",
+                "large enough that delta = (1 + e^eps) 2^-sigma < 1",
+                format!("{sigma} ({e})"),
+            ),
             e => Error::param(
                 "eps",
                 "a value the IKOS sum supports",

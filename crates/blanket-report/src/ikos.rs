@@ -6,19 +6,20 @@ use blanket::protocol::ikos::MAX_SIGMA;
 use blanket::protocol::IkosSumReport;
 use serde::Serialize;
 
-/// sigma when neither sigma nor delta is given.
-pub const DEFAULT_SIGMA: u32 = 40;
+pub use blanket::protocol::ikos_sum::{default_sigma, DEFAULT_DELTA, DEFAULT_SIGMA};
 
 /// delta = (1 + e^eps) 2^-sigma (docs/multi-message.md: the split-and-mix statistical
-/// distance 2^-sigma, times 1 + e^eps for the DP conversion), as the core reports it.
+/// distance 2^-sigma, times 1 + e^eps for the DP conversion), rounded up, as the core reports
+/// it ([`blanket::protocol::ikos_sum::ikos_delta`]).
 pub fn delta_of(eps: f64, sigma: u32) -> f64 {
-    (1.0 + eps.exp()) * 2f64.powi(-(sigma as i32))
+    blanket::protocol::ikos_sum::ikos_delta(eps, sigma)
 }
 
 /// The smallest sigma in 1..=[`MAX_SIGMA`] with (1 + e^eps) 2^-sigma <= `delta`, or `None`
-/// if none reaches it.
+/// if none reaches it ([`blanket::protocol::ikos_sum::sigma_needed`] says which would).
 pub fn smallest_sigma(eps: f64, delta: f64) -> Option<u32> {
-    (1..=MAX_SIGMA).find(|&s| delta_of(eps, s) <= delta)
+    let s = blanket::protocol::ikos_sum::sigma_needed(eps, delta);
+    (s <= u64::from(MAX_SIGMA)).then_some(s as u32)
 }
 
 /// What `calibrate ikos-sum` prints (JSON keys are a contract).
@@ -44,6 +45,9 @@ pub struct IkosCalibration {
     pub eps_realized: f64,
     /// delta = (1 + e^eps) 2^-sigma.
     pub delta: f64,
+    /// The honest, present clients the guarantee covers: n' = n - floor(dropout n) -
+    /// floor(malicious n) (as `protocol run`); n when every client is assumed present.
+    pub honest_present_users: u64,
     /// Noise bound T (Pr[|noise| > T] <= 2^-sigma).
     pub noise_bound: u64,
     /// Predicted MSE of the estimated sum (upper bound, all clients present).
@@ -80,6 +84,7 @@ impl IkosCalibration {
             sigma: r.sigma,
             eps_realized: r.epsilon_realized,
             delta: r.delta,
+            honest_present_users: r.honest,
             noise_bound: r.noise_bound,
             predicted_mse: r.predicted_mse,
             predicted_mse_meaning: "upper bound on the expected squared error of the estimated sum for any data of n users (rounding <= n/4 plus the discrete Laplace variance, over p^2)",

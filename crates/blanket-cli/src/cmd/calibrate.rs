@@ -2,7 +2,7 @@
 
 use super::common::TargetArgs;
 use crate::accountant::{resolve, AccountantChoice};
-use crate::output::{down, echo, kv_table, num, print_json, up};
+use crate::output::{echo, kv_table, num, print_json, up};
 use anyhow::Result;
 use blanket::accounting::ShuffleAccountant;
 use blanket::calibrate::Target;
@@ -150,11 +150,13 @@ impl ShowCalibration for CalibrationReport {
             ),
             ("gamma", up(self.gamma)),
         ];
+        // eps0 here is the local-DP guarantee each user gets at the calibrated gamma: a
+        // guarantee, rounded up (a setting, such as `account eps0`'s largest eps0, rounds down).
         if self.eps0_user == self.eps0 {
-            rows.push(("eps0 (local)", down(self.eps0)));
+            rows.push(("eps0 (local DP guarantee)", up(self.eps0)));
         } else {
-            rows.push(("eps0 per message", down(self.eps0)));
-            rows.push(("eps0 per user (local DP)", down(self.eps0_user)));
+            rows.push(("eps0 per message (local DP)", up(self.eps0)));
+            rows.push(("eps0 per user (local DP guarantee)", up(self.eps0_user)));
         }
         if let Some(d) = self.d {
             rows.push(("d", d.to_string()));

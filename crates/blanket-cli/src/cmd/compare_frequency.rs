@@ -4,8 +4,8 @@
 //! "What blanket builds"; `docs/frequency.md`). `--plot` draws the DPDS/DPDG crossover.
 
 use super::frequency::{
-    beta_for, build_tss, load_items, rate_for, run_protocol, sampling_for, violations, FreqParams,
-    FreqProtocol, SimMode, DATA_DEPENDENT, VARIANCE_MEANING,
+    beta_for, build_tss, load_items, rate_for, run_protocol, sampling_for, uncertified_reason,
+    violations, FreqParams, FreqProtocol, SimMode, DATA_DEPENDENT, VARIANCE_MEANING,
 };
 use crate::accountant::{resolve, AccountantChoice};
 use crate::data::Provenance;
@@ -60,6 +60,13 @@ pub struct Row {
     pub server_operations: Option<u64>,
     /// The kind of guarantee and its (eps, delta).
     pub guarantee: String,
+    /// `data-dependent` (holds only for datasets meeting the beta n holders condition; NOT
+    /// worst-case DP), `worst-case` (central DP), or `local` (LDP).
+    pub guarantee_kind: &'static str,
+    /// Whether the row's guarantee is certified for what its recipients see; null for a row
+    /// with no values. False: released with violations, or TSS/TSS' with --chi-gamma
+    /// (server S2's view of the helper counts is not covered); the command exits with 3.
+    pub certified: Option<bool>,
     /// Parameters, or why the row is empty.
     pub note: String,
 }
@@ -109,7 +116,18 @@ fn empty(name: &'static str, trust: &'static str, guarantee: &str, note: String)
         user_elements_sent: None,
         server_operations: None,
         guarantee: guarantee.to_string(),
+        guarantee_kind: kind_of(name),
+        certified: None,
         note,
+    }
+}
+
+/// The `guarantee_kind` of a row.
+fn kind_of(name: &str) -> &'static str {
+    match name {
+        "dpdg" | "shuffle-histogram" => "worst-case",
+        "local-grr" => "local",
+        _ => "data-dependent",
     }
 }
 
@@ -254,6 +272,14 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         } else {
             dd(&run.report)
         };
+        let guarantee = if run.report.certified {
+            guarantee
+        } else {
+            format!(
+                "NOT CERTIFIED ({}): {guarantee}",
+                uncertified_reason(&run.report)
+            )
+        };
         rows.push(Row {
             name: proto.name(),
             predicted_variance: Some(run.predicted_variance),
@@ -262,6 +288,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             user_elements_sent: Some(run.user_elements_sent),
             server_operations: Some(run.server_operations),
             guarantee,
+            guarantee_kind: kind_of(proto.name()),
+            certified: Some(run.report.certified),
             note,
         });
     }
@@ -285,6 +313,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                     cal.guarantee.method,
                     up(cal.gamma.get())
                 ),
+                guarantee_kind: "worst-case",
+                certified: Some(true),
                 note: "one GRR message per user; the analyzer adds n counts and debiases N of them (n + N operations)".into(),
             });
         }
@@ -310,6 +340,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         user_elements_sent: Some(1.0),
         server_operations: Some(n + p.items),
         guarantee: format!("pure eps0-LDP, eps0 = {} (so (eps, 0)-DP)", up(eps0)),
+        guarantee_kind: "local",
+        certified: Some(true),
         note: "generalized randomized response (Kairouz et al. 2016; Wang et al. 2017) without a shuffler".into(),
     });
     let plot_points = match &a.plot {
@@ -338,6 +370,15 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         protocols: rows,
         plot_points,
     };
+    let uncertified: Vec<&str> = report
+        .protocols
+        .iter()
+        .filter(|r| r.certified == Some(false))
+        .map(|r| r.name)
+        .collect();
+    if !uncertified.is_empty() {
+        crate::exit::mark_uncertified();
+    }
     if p.json {
         return print_json(&report);
     }
@@ -397,6 +438,12 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         );
     }
     println!("{DATA_DEPENDENT}");
+    if !uncertified.is_empty() {
+        println!(
+            "NOT CERTIFIED: the guarantee of {} is not certified (see its row); exit code 3",
+            uncertified.join(", ")
+        );
+    }
     println!(
         "DPDS/DPDG crossover (seed): DPDG has the smaller worst-case variance for n > {}{}",
         num(report.dpds_dpdg_crossover_n),

@@ -35,6 +35,8 @@ pub struct CompareSumArgs {
     /// Seed of the simulations.
     #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
+    #[command(flatten)]
+    pub present: PresentArgs,
     /// Which bound certifies the single-message scalar sum.
     #[arg(long, value_enum, default_value_t)]
     pub accountant: AccountantChoice,
@@ -75,6 +77,9 @@ pub struct ProtocolRow {
 pub struct CompareSum {
     /// Users.
     pub n: u64,
+    /// The honest, present users the scalar-sum and ikos-sum rows are certified for:
+    /// n' = n - floor(dropout n) - floor(malicious n) (as `protocol run`; n by default).
+    pub honest_present_users: u64,
     /// Target epsilon.
     pub eps: f64,
     /// Target delta.
@@ -109,13 +114,16 @@ fn precision(n: u64) -> u64 {
 /// Runs `compare sum`.
 pub fn compare(a: &CompareSumArgs) -> Result<()> {
     let eps = check_eps(a.eps)?;
+    let all = NumUsers::from_f64(a.n)?.get();
+    let honest = a.present.honest(all)?;
+    // Shuffle-model rows are certified for the n' honest, present users (as `protocol run`).
     let target = Target {
         eps: Epsilon::new(eps)?,
         delta: Delta::new(a.delta)?,
-        n: NumUsers::from_f64(a.n)?,
+        n: NumUsers::new(honest)?,
     };
-    super::common::warn_delta(a.delta, target.n.get());
-    let n = target.n.get();
+    super::common::warn_delta(a.delta, all);
+    let n = all;
     let (users, prov) = unit_data(None, Some(n as usize), a.seed)?;
     let (values, truth) = prepared(&users)?;
     let pb = super::common::spinner("comparing", a.json);
@@ -153,9 +161,14 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
 
     // IKOS sum over one uniform shuffle, then over the alternating shuffler A^2_pi.
     let sigma = sigma_for_delta(eps, a.delta)?;
-    let uniform = build(n, eps, sigma)?;
+    let uniform = build(n, eps, sigma, honest)?;
     rows.push(ikos_row(&uniform, sigma, &values, &users, truth, a)?);
-    rows.push(match uniform.over_alternating() {
+    let alternating = if a.present.all_present() {
+        uniform.over_alternating().map_err(|e| e.to_string())
+    } else {
+        Err("not certified with --dropout or --malicious: the alternating share count (m_required_alternating) is not analysed for absent or malicious cells".to_string())
+    };
+    rows.push(match alternating {
         Ok(alt) => ikos_row(&alt, sigma, &values, &users, truth, a)?,
         Err(e) => ProtocolRow {
             name: IKOS_ALTERNATING,
@@ -165,7 +178,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
             bytes_per_user: None,
             trust: ALTERNATING_TRUST,
             note: format!("not available at n = {n}: {e}"),
-            reason: Some(e.to_string()),
+            reason: Some(e),
         },
     });
 
@@ -245,6 +258,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
     pb.finish_and_clear();
     let report = CompareSum {
         n,
+        honest_present_users: honest,
         eps,
         delta: a.delta,
         reps: a.reps,
@@ -279,6 +293,10 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         a.seed
     );
     println!(
+        "certified for: {} (scalar-sum and ikos-sum rows; --dropout/--malicious as in protocol run)",
+        super::ikos::certified_for(n, honest)
+    );
+    println!(
         "{}",
         table(
             &[
@@ -303,7 +321,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
 const IKOS_ALTERNATING: &str = "ikos-sum-alternating";
 
 /// Trust of the IKOS row over one uniform shuffle.
-const UNIFORM_TRUST: &str = "one uniform shuffle of all n m shares; all n clients honest and present (their noise sums to the discrete Laplace); analyzer untrusted";
+const UNIFORM_TRUST: &str = "one uniform shuffle of all n m shares; the n' honest, present clients' noise sums to the discrete Laplace (n' = n unless --dropout/--malicious); analyzer untrusted";
 
 /// Trust of the IKOS row over the alternating shuffler A^2_pi.
 const ALTERNATING_TRUST: &str = "the alternating shuffler A^2_pi (public uniform placement pi in the h x w grid; a row round and a column round by parties that keep their permutations secret; m instances sharing pi; the analyzer sees which shares left each column); all n clients honest and present; analyzer untrusted";
@@ -402,7 +420,7 @@ fn predicted_at(
     let scalar = cal_cmd::scalar_sum(None, false, &target, resolve(acct).as_ref())
         .map(|(_, c)| c.predicted_mse)
         .ok();
-    let uniform = build(n, eps, sigma_for_delta(eps, delta)?)?;
+    let uniform = build(n, eps, sigma_for_delta(eps, delta)?, n)?;
     let ikos = Some(uniform.report().predicted_mse);
     // Same noise and precision over A^2_pi (only m differs), where m is certified.
     let ikos_alt = uniform

@@ -6,7 +6,7 @@ use super::calibrate;
 use super::simulate::{simulate_histogram, simulate_scalar_sum, RunArgs, SimulationReport};
 use crate::accountant::{resolve, AccountantChoice};
 use crate::data::resize;
-use crate::output::{down, echo, kv_table, num, print_json, table, up};
+use crate::output::{echo, kv_table, num, print_json, table, up};
 use anyhow::Result;
 use blanket::calibrate::Target;
 use blanket::params::{Delta, DomainSize, Epsilon, NumUsers};
@@ -238,7 +238,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             c(&hist),
             hist.calibration.method.clone(),
             up(hist.gamma),
-            down(hist.calibration.eps0),
+            up(hist.calibration.eps0),
             "-".to_string(),
             num(hist.predicted_mse.sqrt()),
             num(hist.mse.sqrt()),
@@ -248,7 +248,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             c(&sum),
             sum.calibration.method.clone(),
             up(sum.gamma),
-            down(sum.calibration.eps0),
+            up(sum.calibration.eps0),
             sum.calibration.k.map_or("-".into(), |k| k.to_string()),
             num(sum.predicted_mse.sqrt()),
             num(sum.mse.sqrt()),
@@ -262,7 +262,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
                 "certified (eps, delta)",
                 "method",
                 "gamma",
-                "eps0",
+                "eps0 (LDP)",
                 "k",
                 "predicted RMSE",
                 "observed RMSE",

@@ -171,6 +171,11 @@ pub fn freq_err(e: FrequencyError) -> anyhow::Error {
                 "Refused"
             )
         ),
+        FrequencyError::LiteralTooLarge { shares, max } => {
+            anyhow::Error::new(crate::exit::Usage(format!(
+                "--mode literal would materialize {shares} shares, above its limit {max}; lower --n or --items, or use --mode fast"
+            )))
+        }
         e => anyhow::Error::new(e),
     }
 }
@@ -509,6 +514,19 @@ pub const DATA_DEPENDENT: &str = "DPCS, DPDS, TSS and TSS' have a DATA-DEPENDENT
      probability p (the sampling rate), so no delta below p holds for that pair. DPDG, the shuffle histogram \
      and local GRR are worst-case DP.";
 
+/// Why a report is not certified (`report.certified` false).
+pub fn uncertified_reason(r: &FrequencyReport) -> &'static str {
+    if !violations(r).is_empty() {
+        "the data violates the beta n holders condition: NO guarantee for the violating items' holders"
+    } else if r.p >= 1.0 && !matches!(r.guarantee_kind, GuaranteeKind::WorstCase) {
+        "p = 1: no privacy"
+    } else if matches!(r.guarantee_kind, GuaranteeKind::WorstCase) {
+        "noise off: not private"
+    } else {
+        "adaptive chi (--chi-gamma): server S2 also sees helper counts that depend on the data, which the (eps, delta) does not cover"
+    }
+}
+
 /// The violations of a report (empty if none or worst-case).
 pub fn violations(r: &FrequencyReport) -> Vec<Violation> {
     match &r.guarantee_kind {
@@ -528,7 +546,10 @@ struct SimFrequencyOutput<'a> {
     reps: u32,
     seed: u64,
     mode: &'static str,
-    guarantee: &'static str,
+    guarantee: String,
+    /// Whether the (eps, delta) is certified for everything the recipients see (false: exit
+    /// code 3, and `guarantee` says why).
+    certified: bool,
     data_dependent_note: &'static str,
     violations: Vec<Violation>,
     predicted_variance: f64,
@@ -561,10 +582,22 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
         .iter()
         .map(|&h| h as f64 / data.len() as f64)
         .collect();
-    let guarantee = match run.report.guarantee_kind {
+    let certified = run.report.certified;
+    let kind = match &run.report.guarantee_kind {
         GuaranteeKind::DataDependent { .. } => "data-dependent (NOT worst-case DP)",
         GuaranteeKind::WorstCase => "worst-case (eps, delta)-DP",
     };
+    let guarantee = if certified {
+        kind.to_string()
+    } else {
+        format!(
+            "NOT CERTIFIED ({kind}): {}",
+            uncertified_reason(&run.report)
+        )
+    };
+    if !certified {
+        crate::exit::mark_uncertified();
+    }
     let out = SimFrequencyOutput {
         protocol: run.protocol,
         n: data.len() as u64,
@@ -578,6 +611,7 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
             SimMode::Literal => "literal",
         },
         guarantee,
+        certified,
         data_dependent_note: DATA_DEPENDENT,
         violations: viol.clone(),
         predicted_variance: run.predicted_variance,
@@ -603,9 +637,30 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
             &[
                 ("users n", out.n.to_string()),
                 ("items N", out.items.to_string()),
-                ("guarantee", guarantee.to_string()),
-                ("eps (at most)", up(out.eps)),
-                ("delta (at most)", up(out.delta)),
+                (
+                    "guarantee",
+                    if certified {
+                        out.guarantee.clone()
+                    } else {
+                        "NOT CERTIFIED (why: below)".to_string()
+                    },
+                ),
+                (
+                    if certified {
+                        "eps (at most)"
+                    } else {
+                        "eps (NOT certified)"
+                    },
+                    up(out.eps),
+                ),
+                (
+                    if certified {
+                        "delta (at most)"
+                    } else {
+                        "delta (NOT certified)"
+                    },
+                    up(out.delta),
+                ),
                 ("predicted variance", num(out.predicted_variance)),
                 ("observed variance", num(out.observed_variance)),
                 ("observed / predicted", format!("{:.3}", out.variance_ratio)),
@@ -640,6 +695,12 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
     println!("{DATA_DEPENDENT}");
     for note in &run.report.notes {
         println!("- {note}");
+    }
+    if !certified {
+        println!(
+            "NOT CERTIFIED: {}; exit code 3",
+            uncertified_reason(&run.report)
+        );
     }
     println!("Variance: {VARIANCE_MEANING}");
     Ok(())

@@ -20,18 +20,20 @@ use blanket::shuffle::{
     AlternatingShuffler, GridLayout, PublicPlacement, Shuffler, UniformShuffler,
 };
 use blanket_report::ikos::smallest_sigma;
-pub use blanket_report::ikos::{element_bytes, IkosCalibration, DEFAULT_SIGMA};
+use blanket_report::ikos::{default_sigma, DEFAULT_DELTA};
+pub use blanket_report::ikos::{element_bytes, IkosCalibration};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
 /// The security parameter: `--sigma S`, or `--delta D` (the smallest sigma with
-/// (1 + e^eps) 2^-sigma <= D).
+/// (1 + e^eps) 2^-sigma <= D), or neither (default target delta 1e-6).
 #[derive(Args, Debug, Clone)]
 pub struct SigmaArgs {
-    /// Security parameter sigma of the split-and-mix layer, 1 to 512 (default 40 unless
-    /// --delta is given); delta = (1 + e^eps) 2^-sigma is an output.
+    /// Security parameter sigma of the split-and-mix layer, 1 to 512; delta = (1 + e^eps)
+    /// 2^-sigma is an output, refused if not below 1. Default (neither --sigma nor --delta):
+    /// the larger of 40 and the smallest sigma with delta <= 1e-6 (sigma grows with eps).
     #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true, conflicts_with = "delta")]
     pub sigma: Option<u64>,
     /// Target delta in (0, 1): picks the smallest sigma with (1 + e^eps) 2^-sigma <= delta.
@@ -50,7 +52,12 @@ impl SigmaArgs {
                 Ok(s as u32)
             }
             (None, Some(d)) => sigma_for_delta(eps, d),
-            (None, None) => Ok(DEFAULT_SIGMA),
+            (None, None) => default_sigma(eps).map_err(|e| {
+                anyhow::Error::new(crate::exit::Usage(format!(
+                    "--eps {} (no --sigma or --delta: default target delta {DEFAULT_DELTA:e}): {e}",
+                    echo(eps)
+                )))
+            }),
         }
     }
 }
@@ -62,10 +69,66 @@ pub fn sigma_for_delta(eps: f64, delta: f64) -> Result<u32> {
     }
     match smallest_sigma(eps, delta) {
         Some(s) => Ok(s),
-        None => usage_bail!(
-            "--delta {} is below (1 + e^eps) 2^-{MAX_SIGMA}: no sigma up to {MAX_SIGMA} reaches it",
-            echo(delta)
-        ),
+        None => {
+            let needed = blanket::protocol::ikos_sum::sigma_needed(eps, delta);
+            usage_bail!(
+                "--delta {} with --eps {}: (1 + e^eps) 2^-sigma <= delta needs sigma >= {}, above the largest sigma supported ({MAX_SIGMA}); raise --delta or lower --eps",
+                echo(delta),
+                echo(eps),
+                if needed == u64::MAX { "2^64".to_string() } else { needed.to_string() }
+            )
+        }
+    }
+}
+
+/// The population the IKOS guarantee covers: `--dropout` and `--malicious` as in
+/// `protocol run` (docs/protocol.md, "What the guarantee covers").
+#[derive(Args, Debug, Clone, Default)]
+pub struct PresentArgs {
+    /// Dropout fraction in [0, 0.5), as in `protocol run`: at most floor(dropout n) honest
+    /// clients are absent. The guarantee covers the n' = n - floor(dropout n) -
+    /// floor(malicious n) honest, present clients (noise and share count sized for them).
+    #[arg(long, default_value_t = 0.0, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    pub dropout: f64,
+    /// Malicious fraction in [0, 0.5), as in `protocol run`: at most floor(malicious n)
+    /// clients collude with the analyzer (their noise and shares are known to it).
+    #[arg(long, default_value_t = 0.0, value_parser = crate::numeric::parse_f64, allow_hyphen_values = true)]
+    pub malicious: f64,
+}
+
+impl PresentArgs {
+    /// n' = n - floor(dropout n) - floor(malicious n), the rule of `protocol run`
+    /// (`blanket_protocol::release::blanket_users`); at least 2.
+    pub fn honest(&self, n: u64) -> Result<u64> {
+        for (flag, v) in [("--dropout", self.dropout), ("--malicious", self.malicious)] {
+            if !(0.0..0.5).contains(&v) {
+                usage_bail!("{flag} must be a fraction in [0, 0.5), got {}", echo(v));
+            }
+        }
+        let d = (self.dropout * n as f64).floor() as u64;
+        let g = (self.malicious * n as f64).floor() as u64;
+        let h = n.saturating_sub(d).saturating_sub(g);
+        if h < 2 {
+            usage_bail!(
+                "--n {n} with --dropout {} and --malicious {}: n' = n - floor(dropout n) - floor(malicious n) = {h} honest, present clients; at least 2 are needed",
+                echo(self.dropout),
+                echo(self.malicious)
+            );
+        }
+        Ok(h)
+    }
+
+    /// Whether every client is assumed honest and present (both fractions 0).
+    pub fn all_present(&self) -> bool {
+        self.dropout == 0.0 && self.malicious == 0.0
+    }
+
+    /// `--shuffler alternating` is certified for all n clients present only.
+    pub fn check_alternating(&self, alternating: bool) -> Result<()> {
+        if alternating && !self.all_present() {
+            usage_bail!("--shuffler alternating with --dropout or --malicious is refused: the alternating share count (m_required_alternating) is not analysed for absent or malicious cells; use --shuffler uniform");
+        }
+        Ok(())
     }
 }
 
@@ -77,12 +140,24 @@ pub(super) fn check_eps(eps: f64) -> Result<f64> {
     Ok(eps)
 }
 
-/// Builds the protocol, naming the flag of a rejected parameter (exit code 2).
-pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
+/// Builds the protocol for `honest` (n', from [`PresentArgs::honest`]) honest, present
+/// clients among n, naming the flag of a rejected parameter (exit code 2).
+pub fn build(n: u64, eps: f64, sigma: u32, honest: u64) -> Result<IkosSum> {
     if !(2..=MAX_USERS).contains(&n) {
         usage_bail!("--n must be an integer from 2 to {MAX_USERS} for the IKOS sum, got {n}");
     }
-    IkosSum::new(n, check_eps(eps)?, sigma).map_err(|e| match e {
+    let p = IkosSum::with_options(n, check_eps(eps)?, sigma, honest.min(n), None).and_then(|p| {
+        if honest < n {
+            p.for_honest_present()
+        } else {
+            Ok(p)
+        }
+    });
+    p.map_err(|e| match e {
+        e @ IkosSumError::VacuousDelta { .. } => anyhow::Error::new(crate::exit::Usage(format!(
+            "--sigma {sigma} with --eps {}: {e}",
+            echo(eps)
+        ))),
         IkosSumError::Ikos(blanket::protocol::IkosError::NoShareCount { .. }) => {
             anyhow::Error::new(crate::exit::Usage(format!(
                 "--sigma {sigma}: {e} (lower --sigma or raise --delta)"
@@ -93,6 +168,17 @@ pub fn build(n: u64, eps: f64, sigma: u32) -> Result<IkosSum> {
         )),
         e => anyhow::Error::new(crate::exit::Usage(format!("--eps {}: {e}", echo(eps)))),
     })
+}
+
+/// The "certified for" row: every client, or the n' honest, present ones.
+pub(super) fn certified_for(n: u64, honest: u64) -> String {
+    if honest >= n {
+        format!("all n = {n} clients (assumed honest and present)")
+    } else {
+        format!(
+            "the n' = {honest} honest, present clients (n - floor(dropout n) - floor(malicious n))"
+        )
+    }
 }
 
 /// How the CLI shows an [`IkosCalibration`].
@@ -118,6 +204,10 @@ impl ShowIkos for IkosCalibration {
             ("noise bound T", self.noise_bound.to_string()),
             ("realized eps", up(self.eps_realized)),
             ("delta = (1 + e^eps) 2^-sigma", up(self.delta)),
+            (
+                "certified for",
+                certified_for(self.n, self.honest_present_users),
+            ),
             (
                 "certified (eps, delta)",
                 format!("({}, {})", up(self.eps), up(self.delta)),
@@ -150,6 +240,8 @@ pub struct CalibrateIkosArgs {
     pub eps: f64,
     #[command(flatten)]
     pub sigma: SigmaArgs,
+    #[command(flatten)]
+    pub present: PresentArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -159,8 +251,10 @@ pub struct CalibrateIkosArgs {
 pub fn calibrate(a: &CalibrateIkosArgs) -> Result<()> {
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
+    let n = a.n as u64;
+    let honest = a.present.honest(n)?;
     let pb = super::common::spinner("computing m_required", a.json);
-    let p = build(a.n as u64, eps, sigma)?;
+    let p = build(n, eps, sigma, honest)?;
     pb.finish_and_clear();
     IkosCalibration::of(&p.report()).print(a.json)
 }
@@ -210,6 +304,8 @@ pub struct SimIkosRunArgs {
     /// Seed of the simulation (reproducible; real clients never use a seed).
     #[arg(long, default_value_t = 1, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub seed: u64,
+    #[command(flatten)]
+    pub present: PresentArgs,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -366,7 +462,11 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
             prov.source
         );
     }
-    let mut p = build(n, eps, sigma)?;
+    let honest = a.run.present.honest(n)?;
+    a.run
+        .present
+        .check_alternating(a.run.shuffler == IkosShuffler::Alternating)?;
+    let mut p = build(n, eps, sigma, honest)?;
     if a.run.shuffler == IkosShuffler::Alternating {
         p = p.over_alternating().map_err(|e| {
             anyhow::Error::new(crate::exit::Usage(format!(

@@ -6,7 +6,9 @@
 //! compare the observed error with the prediction, like `simulate ikos-sum`.
 
 use super::common::{mean_ci, progress};
-use super::ikos::{check_eps, element_bytes, IkosShuffler, SigmaArgs, SimIkosRunArgs};
+use super::ikos::{
+    certified_for, check_eps, element_bytes, IkosShuffler, PresentArgs, SigmaArgs, SimIkosRunArgs,
+};
 use crate::data::Provenance;
 use crate::output::{echo, kv_table, num, print_json, up};
 use crate::usage_bail;
@@ -40,6 +42,8 @@ pub struct CalibrateIkosHistogramArgs {
     pub eps: f64,
     #[command(flatten)]
     pub sigma: SigmaArgs,
+    #[command(flatten)]
+    pub present: PresentArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -59,6 +63,8 @@ pub struct CalibrateIkosVectorArgs {
     pub eps: f64,
     #[command(flatten)]
     pub sigma: SigmaArgs,
+    #[command(flatten)]
+    pub present: PresentArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -83,6 +89,9 @@ pub struct IkosVectorCalibration {
     pub sigma_per_coordinate: u32,
     /// (1 + e^eps) d 2^-sigma_per_coordinate.
     pub delta: f64,
+    /// The honest, present clients the guarantee covers: n' = n - floor(dropout n) -
+    /// floor(malicious n) (as `protocol run`); n when every client is assumed present.
+    pub honest_present_users: u64,
     /// Precision p (1 for a histogram).
     pub p: u32,
     /// Modulus q of every coordinate.
@@ -118,6 +127,7 @@ impl IkosVectorCalibration {
             sigma: r.sigma,
             sigma_per_coordinate: r.sigma_per_coordinate,
             delta: r.delta,
+            honest_present_users: c.honest,
             p: c.precision,
             q: c.modulus,
             m: c.shares,
@@ -129,7 +139,9 @@ impl IkosVectorCalibration {
             } else {
                 "upper bound on the expected squared error of the estimated coordinate sums, summed over the d coordinates, for any data (rounding <= n/4 plus the discrete Laplace variance, over p^2, per coordinate)"
             },
-            assumes: if r.alternating {
+            assumes: if c.honest < c.users {
+                "at least n' of the n clients are honest and present (their Polya noise alone is each coordinate's discrete Laplace; each coordinate's m is sigma-secure for their shares; absent and malicious clients are not protected); one uniform shuffle per coordinate; pure eps-DP of the noisy vector by basic composition over coordinates"
+            } else if r.alternating {
                 "all n clients honest and present; the alternating shuffler A^2_pi (all d m instances share one public placement pi, each with its own secret row and column permutations; m certified by m_required_alternating at sigma + ceil(log2 d)); pure eps-DP of the noisy vector by basic composition over coordinates"
             } else {
                 "all n clients honest and present; one uniform shuffle per coordinate of that coordinate's n m shares; pure eps-DP of the noisy vector by basic composition over coordinates"
@@ -162,6 +174,10 @@ impl IkosVectorCalibration {
                 format!("{} ({})", self.sigma, self.sigma_per_coordinate),
             ),
             (
+                "certified for",
+                certified_for(self.n, self.honest_present_users),
+            ),
+            (
                 "certified (eps, delta)",
                 format!("({}, {})", up(self.eps), up(self.delta)),
             ),
@@ -182,12 +198,14 @@ fn build(
     dim_flag: &str,
     eps: f64,
     sigma: u32,
+    present: &PresentArgs,
 ) -> Result<IkosVector> {
     if !(2..=MAX_USERS).contains(&n) {
         usage_bail!("--n must be an integer from 2 to {MAX_USERS}, got {n}");
     }
+    let honest = present.honest(n)?;
     let dim = usize::try_from(d).unwrap_or(usize::MAX);
-    IkosVector::new(input, n, dim, eps, sigma).map_err(|e| {
+    IkosVector::for_present(input, n, honest, dim, eps, sigma).map_err(|e| {
         let flag = match &e {
             IkosVectorError::Param(ParamError::OutOfRange { field: "dim", .. }) => {
                 dim_flag.to_string()
@@ -195,6 +213,9 @@ fn build(
             IkosVectorError::Param(ParamError::OutOfRange { field: "sigma", .. })
             | IkosVectorError::Sum(IkosSumError::Ikos(IkosError::NoShareCount { .. })) => {
                 "--sigma".into()
+            }
+            IkosVectorError::Sum(IkosSumError::VacuousDelta { .. }) => {
+                format!("--sigma {sigma} with --eps {}", echo(eps))
             }
             IkosVectorError::EpsilonTooSmall { .. } => {
                 format!("--eps {} with --n {n} {dim_flag} {d}", echo(eps))
@@ -216,6 +237,7 @@ pub fn calibrate_histogram(a: &CalibrateIkosHistogramArgs) -> Result<()> {
         "--domain",
         eps,
         sigma,
+        &a.present,
     )?;
     IkosVectorCalibration::of(&v.report()).print(a.json)
 }
@@ -224,7 +246,15 @@ pub fn calibrate_histogram(a: &CalibrateIkosHistogramArgs) -> Result<()> {
 pub fn calibrate_vector(a: &CalibrateIkosVectorArgs) -> Result<()> {
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
-    let v = build(VectorInput::UnitBox, a.n as u64, a.d, "--d", eps, sigma)?;
+    let v = build(
+        VectorInput::UnitBox,
+        a.n as u64,
+        a.d,
+        "--d",
+        eps,
+        sigma,
+        &a.present,
+    )?;
     IkosVectorCalibration::of(&v.report()).print(a.json)
 }
 
@@ -318,8 +348,10 @@ pub struct IkosVectorSimulation {
 }
 
 /// `--shuffler alternating`: the same protocol over A^2_pi (certified m per coordinate).
-fn with_shuffler(v: IkosVector, s: IkosShuffler, n: u64) -> Result<IkosVector> {
-    if s != IkosShuffler::Alternating {
+fn with_shuffler(v: IkosVector, run: &SimIkosRunArgs, n: u64) -> Result<IkosVector> {
+    run.present
+        .check_alternating(run.shuffler == IkosShuffler::Alternating)?;
+    if run.shuffler != IkosShuffler::Alternating {
         return Ok(v);
     }
     v.over_alternating().map_err(|e| {
@@ -558,8 +590,9 @@ pub fn simulate_histogram(a: &SimIkosHistogramArgs) -> Result<()> {
         "--domain",
         eps,
         sigma,
+        &a.run.present,
     )?;
-    let v = with_shuffler(v, a.run.shuffler, n)?;
+    let v = with_shuffler(v, &a.run, n)?;
     check_memory(n, &v, "--domain")?;
     let mut truth = vec![0f64; dim as usize];
     for (&b, &c) in users.rows.iter().zip(&users.multiplicities()) {
@@ -595,8 +628,16 @@ pub fn simulate_vector(a: &SimIkosVectorArgs) -> Result<()> {
         super::simulate::vector_rows(&a.data, a.d, n_arg, a.run.seed, crate::data::Header::Auto),
     )?;
     let n = pick.users();
-    let v = build(VectorInput::UnitBox, n, a.d, "--d", eps, sigma)?;
-    let v = with_shuffler(v, a.run.shuffler, n)?;
+    let v = build(
+        VectorInput::UnitBox,
+        n,
+        a.d,
+        "--d",
+        eps,
+        sigma,
+        &a.run.present,
+    )?;
+    let v = with_shuffler(v, &a.run, n)?;
     check_memory(n, &v, "--d")?;
     let d = v.dim();
     let p = f64::from(v.coordinate().precision());

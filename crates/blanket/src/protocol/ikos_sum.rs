@@ -26,13 +26,76 @@ use crate::analyzer::ModularSum;
 use crate::encode::randomized_round;
 use crate::field::Modulus;
 use crate::params::{ParamError, Precision, UnitValue};
-use crate::protocol::ikos::{m_required, Ikos, IkosError, MAX_USERS};
+use crate::protocol::ikos::{m_required, Ikos, IkosError, MAX_SIGMA, MAX_USERS};
 use crate::protocol::ikos_alternating_bound::{m_required_alternating, AlternatingBoundError};
 use crate::rng::{SecureRng, SimulationRng};
 use crate::sample::Polya;
 
 /// alpha = A / 2^ALPHA_BITS.
 pub const ALPHA_BITS: u32 = 40;
+
+/// sigma when neither sigma nor a target delta is given, raised by [`default_sigma`] when
+/// eps needs more to meet [`DEFAULT_DELTA`].
+pub const DEFAULT_SIGMA: u32 = 40;
+
+/// The target delta when neither sigma nor delta is given: sigma is the larger of
+/// [`DEFAULT_SIGMA`] and the smallest sigma with (1 + e^eps) 2^-sigma <= 10^-6
+/// ([`default_sigma`]).
+pub const DEFAULT_DELTA: f64 = 1e-6;
+
+/// log2(1 + e^eps) for eps > 0, without overflow (eps / ln 2 + log2(1 + e^-eps)).
+fn log2_one_plus_exp(eps: f64) -> f64 {
+    (eps + (-eps).exp().ln_1p()) / core::f64::consts::LN_2
+}
+
+/// delta = (1 + e^eps) 2^-sigma of the IKOS sum (module docs: the split-and-mix statistical
+/// distance 2^-sigma, times 1 + e^eps for the DP conversion; Balle, Bell, Gascon, Nissim,
+/// CCS 2020, Lemma 5.1 form), evaluated in log space (finite for any finite eps below about
+/// 700 + sigma ln 2; `+inf` beyond) and rounded up.
+pub fn ikos_delta(epsilon: f64, sigma: u32) -> f64 {
+    let l = log2_one_plus_exp(epsilon) - f64::from(sigma);
+    (l.exp2() * (1.0 + 1e-12)).next_up()
+}
+
+/// The smallest sigma >= 1 with [`ikos_delta`]`(epsilon, sigma) <= delta` (delta in (0, 1));
+/// may exceed [`MAX_SIGMA`] (then it is the value that would be needed; `u64::MAX` if even
+/// that overflows).
+pub fn sigma_needed(epsilon: f64, delta: f64) -> u64 {
+    let guess = (log2_one_plus_exp(epsilon) - delta.log2()).ceil().max(1.0);
+    if guess.is_nan() || guess >= 1e18 {
+        return u64::MAX;
+    }
+    let mut s = (guess as u64).saturating_sub(1).max(1);
+    // The guess is off by at most one either way (rounding of the log): settle exactly.
+    while s <= u64::from(MAX_SIGMA) + 1 && ikos_delta(epsilon, s as u32) > delta {
+        s += 1;
+    }
+    s
+}
+
+/// sigma when none is given: max([`DEFAULT_SIGMA`], [`sigma_needed`]`(epsilon,
+/// `[`DEFAULT_DELTA`]`))`, so that the printed delta is at most 10^-6 at every epsilon.
+/// Errors: [`IkosSumError::NoSigmaForDelta`] when that exceeds [`MAX_SIGMA`].
+pub fn default_sigma(epsilon: f64) -> Result<u32, IkosSumError> {
+    let needed = sigma_needed(epsilon, DEFAULT_DELTA);
+    if needed > u64::from(MAX_SIGMA) {
+        return Err(IkosSumError::NoSigmaForDelta {
+            epsilon,
+            delta: DEFAULT_DELTA,
+            needed,
+        });
+    }
+    Ok(DEFAULT_SIGMA.max(needed as u32))
+}
+
+/// The sigma-needed clause of the vacuous-delta messages.
+fn needed_text(needed: u64) -> String {
+    if needed > u64::from(MAX_SIGMA) {
+        format!("sigma >= {} would be needed for delta <= 1e-6, above the largest sigma supported ({MAX_SIGMA}): lower epsilon", if needed == u64::MAX { "2^64".to_string() } else { needed.to_string() })
+    } else {
+        format!("sigma >= {needed} is needed for delta <= 1e-6 (the default target)")
+    }
+}
 
 /// A parameter or input of [`IkosSum`] outside its range.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -59,6 +122,29 @@ pub enum IkosSumError {
         epsilon: f64,
         /// The sensitivity p.
         precision: u64,
+    },
+    /// delta = (1 + e^eps) 2^-sigma is not below 1 (or not finite): the guarantee would
+    /// certify nothing, so the protocol is refused.
+    #[error("sigma {sigma} at epsilon {epsilon:?} gives delta = (1 + e^eps) 2^-sigma = {delta:.4e}, not below 1: it certifies nothing; {}", needed_text(*needed))]
+    VacuousDelta {
+        /// The epsilon asked for.
+        epsilon: f64,
+        /// The sigma asked for.
+        sigma: u32,
+        /// (1 + e^eps) 2^-sigma (may be `inf`).
+        delta: f64,
+        /// The smallest sigma with delta <= [`DEFAULT_DELTA`].
+        needed: u64,
+    },
+    /// No sigma up to [`MAX_SIGMA`] brings delta = (1 + e^eps) 2^-sigma down to the target.
+    #[error("epsilon {epsilon:?} needs sigma >= {} for delta = (1 + e^eps) 2^-sigma <= {delta:e}, above the largest sigma supported ({max}): lower epsilon or raise the target delta", if *needed == u64::MAX { "2^64".to_string() } else { needed.to_string() }, max = MAX_SIGMA)]
+    NoSigmaForDelta {
+        /// The epsilon asked for.
+        epsilon: f64,
+        /// The target delta.
+        delta: f64,
+        /// The sigma that would be needed.
+        needed: u64,
     },
     /// A sum from a different modulus.
     #[error("analyzer modulus {got} differs from the protocol's {expected}")]
@@ -141,6 +227,7 @@ pub struct IkosSum {
     noise_bound: u64,
     ikos: Ikos,
     alternating: bool,
+    honest_shares: bool,
 }
 
 impl IkosSum {
@@ -204,6 +291,15 @@ impl IkosSum {
         }
         if !(epsilon.is_finite() && epsilon > 0.0) {
             return Err(out_of_range("epsilon", "a finite number > 0", epsilon));
+        }
+        let delta = ikos_delta(epsilon, sigma);
+        if delta.is_nan() || delta >= 1.0 {
+            return Err(IkosSumError::VacuousDelta {
+                epsilon,
+                sigma,
+                delta,
+                needed: sigma_needed(epsilon, DEFAULT_DELTA),
+            });
         }
         let precision = Precision::new(p)?;
         if epsilon / (p as f64) < MIN_EPS_PER_UNIT {
@@ -284,6 +380,7 @@ impl IkosSum {
             noise_bound,
             ikos: Ikos::new(modulus, shares)?,
             alternating: false,
+            honest_shares: false,
         })
     }
 
@@ -299,6 +396,24 @@ impl IkosSum {
             ikos: Ikos::new(modulus, shares)?,
             alternating: true,
             ..*self
+        })
+    }
+
+    /// The same protocol certified for its h honest, present clients only (the rule of
+    /// `blanket protocol run`, docs/protocol.md "What the guarantee covers"): the noise is
+    /// already scaled so that h clients' Polya noise sums to the discrete Laplace, and m
+    /// becomes max(m, m_required(h, q, sigma)) so that split-and-mix is sigma-secure for the
+    /// h m shares of the honest, present clients (the adversary knows the other shares and
+    /// can remove them from the view). Uniform shuffle only (the alternating count is not
+    /// analysed for absent or malicious cells). Errors: no share count for h.
+    pub fn for_honest_present(self) -> Result<Self, IkosSumError> {
+        let modulus = self.ikos.modulus();
+        let needed = m_required(self.honest, modulus, self.sigma)?;
+        let shares = self.ikos.shares().max(needed);
+        Ok(Self {
+            ikos: Ikos::new(modulus, shares)?,
+            honest_shares: true,
+            ..self
         })
     }
 
@@ -363,7 +478,7 @@ impl IkosSum {
             sigma: self.sigma,
             epsilon: self.epsilon,
             epsilon_realized: -p * a.ln(),
-            delta: (1.0 + self.epsilon.exp()) * 2f64.powi(-(self.sigma as i32)),
+            delta: ikos_delta(self.epsilon, self.sigma),
             alpha: a,
             noise_bound: self.noise_bound,
             noise_variance,
@@ -374,6 +489,8 @@ impl IkosSum {
                 } else {
                     "at least h clients are honest and present (their noise alone is the discrete Laplace); the alternating shuffler A^2_pi (layout GridLayout(n), a ragged last row allowed); the IKOS bound is for the n clients present"
                 }
+            } else if self.honest_shares {
+                "at least h of the n clients are honest and present (their Polya noise alone is the discrete Laplace; the share count m is sigma-secure for their h m shares; absent and malicious clients are not protected); one uniform shuffle of all shares"
             } else if self.honest == self.users {
                 "all n clients are honest and present (a dropped or colluding client's noise is lost); one uniform shuffle of all n m shares"
             } else {
@@ -721,5 +838,98 @@ mod tests {
         assert_eq!(more.alpha(), p.alpha());
         assert!(p.with_shares(1).is_err());
         assert!(p.with_shares(5000).is_err());
+    }
+
+    /// eps = 30 at sigma = 40 gave a certified delta of 9.72 (issue 26): refused, naming the
+    /// sigma that would be needed; the default sigma grows with eps to meet 10^-6.
+    #[test]
+    fn vacuous_delta_at_large_eps_is_refused() {
+        match IkosSum::new(1_000_000, 30.0, 40) {
+            Err(IkosSumError::VacuousDelta { needed, delta, .. }) => {
+                assert!(delta > 9.0, "{delta}");
+                assert_eq!(needed, 64);
+                assert!(ikos_delta(30.0, 64) <= 1e-6 && ikos_delta(30.0, 63) > 1e-6);
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = IkosSum::new(1_000_000, 800.0, 40).unwrap_err().to_string();
+        assert!(
+            e.contains("not below 1") && e.contains("above the largest sigma"),
+            "{e}"
+        );
+        assert_eq!(default_sigma(1.0).unwrap(), DEFAULT_SIGMA);
+        assert_eq!(default_sigma(30.0).unwrap(), 64);
+        assert!(matches!(
+            default_sigma(400.0),
+            Err(IkosSumError::NoSigmaForDelta { .. })
+        ));
+        assert!(matches!(
+            default_sigma(1e300),
+            Err(IkosSumError::NoSigmaForDelta {
+                needed: u64::MAX,
+                ..
+            })
+        ));
+    }
+
+    /// [`ikos_delta`] is (1 + e^eps) 2^-sigma rounded up (checked against the direct formula
+    /// where it is finite) and never below it.
+    #[test]
+    fn ikos_delta_rounds_up() {
+        for eps in [1e-3, 0.5, 1.0, 10.0, 100.0, 700.0] {
+            for sigma in [1u32, 20, 40, 80, 512] {
+                let direct = (1.0 + f64::exp(eps)) * 2f64.powi(-(sigma as i32));
+                let got = ikos_delta(eps, sigma);
+                assert!(got >= direct, "eps={eps} sigma={sigma}: {got} < {direct}");
+                assert!(got <= direct * (1.0 + 1e-9), "eps={eps} sigma={sigma}");
+            }
+        }
+        assert_eq!(ikos_delta(1e4, 40), f64::INFINITY);
+    }
+
+    /// The sweep of issue 26: eps log-spaced over 1e-3..1e4, with the default sigma and with
+    /// sigma = 40: every instance that is built reports delta < 1 (<= 10^-6 with the default
+    /// sigma); the others are refused with a typed error.
+    #[test]
+    fn eps_sweep_never_certifies_delta_of_one_or_more() {
+        let mut built = 0;
+        for i in 0..=28 {
+            let eps = 10f64.powf(-3.0 + f64::from(i) / 4.0);
+            match default_sigma(eps) {
+                Ok(sigma) => {
+                    let r = IkosSum::new(10_000, eps, sigma).unwrap().report();
+                    assert!(r.delta <= DEFAULT_DELTA, "eps={eps}: {}", r.delta);
+                    built += 1;
+                }
+                Err(IkosSumError::NoSigmaForDelta { needed, .. }) => {
+                    assert!(needed > u64::from(MAX_SIGMA) && eps > 300.0, "eps={eps}")
+                }
+                Err(e) => panic!("eps={eps}: {e}"),
+            }
+            match IkosSum::new(10_000, eps, 40) {
+                Ok(p) => {
+                    let d = p.report().delta;
+                    assert!(d.is_finite() && d < 1.0, "eps={eps}: {d}")
+                }
+                Err(IkosSumError::VacuousDelta { .. }) => assert!(eps > 27.0, "eps={eps}"),
+                Err(e) => panic!("eps={eps}: {e}"),
+            }
+        }
+        assert!(built >= 20, "{built}");
+    }
+
+    /// `for_honest_present`: m is sigma-secure for the h honest, present clients, and the
+    /// noise is that of h clients (a larger total variance over n).
+    #[test]
+    fn honest_present_population_gets_its_own_share_count() {
+        let q_all = IkosSum::new(10_000, 1.0, 40).unwrap();
+        let half = IkosSum::with_options(10_000, 1.0, 40, 5_000, None)
+            .unwrap()
+            .for_honest_present()
+            .unwrap();
+        let m_half = m_required(5_000, half.ikos().modulus(), 40).unwrap();
+        assert_eq!(half.ikos().shares(), m_half.max(q_all.ikos().shares()));
+        assert!(half.report().noise_variance > q_all.report().noise_variance * 1.9);
+        assert!(half.report().assumes.contains("h m shares"));
     }
 }

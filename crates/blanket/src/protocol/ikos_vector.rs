@@ -41,8 +41,15 @@ use crate::params::{ParamError, Precision, UnitValue};
 use crate::protocol::ikos::MAX_SIGMA;
 use crate::protocol::ikos_alternating_bound::AlternatingBoundError;
 use crate::protocol::ikos_sum::{
-    min_epsilon_display, IkosSum, IkosSumError, IkosSumReport, MIN_EPS_PER_UNIT,
+    ikos_delta, min_epsilon_display, sigma_needed, IkosSum, IkosSumError, IkosSumReport,
+    DEFAULT_DELTA, MIN_EPS_PER_UNIT,
 };
+
+/// delta = (1 + e^eps) d 2^-sigma_c of the whole vector (module docs: hybrid over the d
+/// coordinate instances), rounded up; at most (1 + e^eps) 2^-sigma.
+pub fn vector_delta(epsilon: f64, dim: usize, sigma_coord: u32) -> f64 {
+    (ikos_delta(epsilon, sigma_coord) * dim as f64 * (1.0 + 1e-15)).next_up()
+}
 use crate::rng::{SecureRng, SimulationRng};
 
 /// Largest dimension d.
@@ -167,6 +174,21 @@ impl IkosVector {
         epsilon: f64,
         sigma: u32,
     ) -> Result<Self, IkosVectorError> {
+        Self::for_present(input, users, users, dim, epsilon, sigma)
+    }
+
+    /// [`IkosVector::new`] certified for `honest` (1..=n) honest, present clients only: each
+    /// coordinate is [`IkosSum::for_honest_present`] (noise scaled so that their noise alone
+    /// is the discrete Laplace, m sigma_c-secure for their shares); `honest = users` is
+    /// [`IkosVector::new`].
+    pub fn for_present(
+        input: VectorInput,
+        users: u64,
+        honest: u64,
+        dim: usize,
+        epsilon: f64,
+        sigma: u32,
+    ) -> Result<Self, IkosVectorError> {
         let min_dim = if input == VectorInput::Histogram {
             2
         } else {
@@ -195,6 +217,16 @@ impl IkosVector {
                 "an integer from 1 to 512 - ceil(log2 d)",
                 sigma,
             ));
+        }
+        let delta = vector_delta(epsilon, dim, sigma_coord);
+        if delta.is_nan() || delta >= 1.0 {
+            return Err(IkosSumError::VacuousDelta {
+                epsilon,
+                sigma,
+                delta,
+                needed: sigma_needed(epsilon, DEFAULT_DELTA),
+            }
+            .into());
         }
         let (p, eps_coord) = match input {
             VectorInput::Histogram => (1u64, epsilon / 2.0),
@@ -225,7 +257,11 @@ impl IkosVector {
                 scale,
             });
         }
-        let coord = IkosSum::with_precision(users, p.max(1), eps_coord, sigma_coord, users, None)?;
+        let mut coord =
+            IkosSum::with_precision(users, p.max(1), eps_coord, sigma_coord, honest, None)?;
+        if honest < users {
+            coord = coord.for_honest_present()?;
+        }
         Ok(Self {
             input,
             dim,
@@ -279,7 +315,7 @@ impl IkosVector {
             epsilon: self.epsilon,
             sigma: self.sigma,
             sigma_per_coordinate: self.sigma_coord,
-            delta: (1.0 + self.epsilon.exp()) * d * 2f64.powi(-(self.sigma_coord as i32)),
+            delta: vector_delta(self.epsilon, self.dim, self.sigma_coord),
             epsilon_per_coordinate: self.eps_coord,
             messages_per_user: self.dim as u64 * u64::from(c.shares),
             predicted_mse: d * per_coord,
@@ -711,6 +747,37 @@ mod tests {
                             assert!(eps / d as f64 / p < MIN_EPS_PER_UNIT)
                         }
                         Err(e) => panic!("box n={n} d={d} eps={eps}: {e}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The sweep of issue 26 for histograms and vectors: eps log-spaced over 1e-3..1e4 at
+    /// sigma = 40 and at the default sigma: a built instance reports delta < 1 (<= 10^-6 with
+    /// the default sigma); the others are refused with a typed error, never a vacuous delta.
+    #[test]
+    fn eps_sweep_never_certifies_delta_of_one_or_more() {
+        use crate::protocol::ikos_sum::default_sigma;
+        for i in 0..=14 {
+            let eps = 10f64.powf(-3.0 + f64::from(i) / 2.0);
+            let sigmas = [Some(40), default_sigma(eps).ok()];
+            for (k, sigma) in sigmas.into_iter().enumerate() {
+                let Some(sigma) = sigma else { continue };
+                for input in [VectorInput::Histogram, VectorInput::UnitBox] {
+                    match IkosVector::new(input, 1_000, 8, eps, sigma) {
+                        Ok(v) => {
+                            let d = v.report().delta;
+                            assert!(d.is_finite() && d < 1.0, "eps={eps} {input:?}: {d}");
+                            if k == 1 {
+                                assert!(d <= DEFAULT_DELTA, "eps={eps}: {d}");
+                            }
+                        }
+                        Err(IkosVectorError::Sum(IkosSumError::VacuousDelta { .. })) => {
+                            assert!(k == 0 && eps > 27.0, "eps={eps}")
+                        }
+                        Err(IkosVectorError::EpsilonTooSmall { .. }) => assert!(eps < 1e-2),
+                        Err(e) => panic!("eps={eps} {input:?}: {e}"),
                     }
                 }
             }

@@ -43,7 +43,12 @@ pub struct Eps0Args {
 
 #[derive(Serialize)]
 struct Eps0Out {
-    eps0: f64,
+    /// The largest eps0 (a setting) under a certified method; null when the method is not
+    /// certified (then `uncertified_eps0` holds the method's own answer).
+    eps0: Option<f64>,
+    /// An uncertified method's largest eps0 (variation-ratio), for comparison only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uncertified_eps0: Option<f64>,
     method: String,
     /// The certifying method; null when the method is not certified.
     certified_by: Option<String>,
@@ -106,7 +111,8 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
     let g = acct.guarantee(&r, target.n, target.delta)?;
     let certified = is_certified(g.method);
     let out = Eps0Out {
-        eps0,
+        eps0: certified.then_some(eps0),
+        uncertified_eps0: (!certified).then_some(eps0),
         method: method.name().into(),
         certified_by: certified.then(|| g.method.name().into()),
         certified_epsilon: certified.then_some(g.epsilon),
@@ -127,8 +133,8 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
     }
     if certified {
         println!(
-            "largest eps0 per user: {} (shuffled eps = {} at delta = {}, certified by {})",
-            down(out.eps0),
+            "largest eps0 per user (a setting, rounded down): {} (shuffled eps = {} at delta = {}, certified by {})",
+            down(eps0),
             up(g.epsilon),
             echo(out.delta),
             g.method
@@ -137,7 +143,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
         println!(
             "NOT CERTIFIED: {} is not a certified bound; under it eps0 = {} would give eps = {} at delta = {} (comparison only, no guarantee)",
             g.method,
-            down(out.eps0),
+            down(eps0),
             up(g.epsilon),
             echo(out.delta)
         );
@@ -277,9 +283,9 @@ impl ShapeArgs {
                 unused("k", self.k)?;
                 unused("d", self.d)?;
                 unused("t", self.t)?;
-                let m = self
-                    .domain
-                    .context("--protocol histogram needs --domain M (number of categories)")?;
+                let Some(m) = self.domain else {
+                    usage_bail!("--protocol histogram needs --domain M (number of categories)");
+                };
                 Shape::Histogram(HistogramShape {
                     m: DomainSize::new(m)?,
                 })
@@ -295,8 +301,12 @@ impl ShapeArgs {
             }
             ProtocolKind::VectorSum => {
                 unused("domain", self.domain)?;
-                let d = self.d.context("--protocol vector-sum needs --d D")?;
-                let t = self.t.context("--protocol vector-sum needs --t T")?;
+                let Some(d) = self.d else {
+                    usage_bail!("--protocol vector-sum needs --d D (dimension, >= 1)");
+                };
+                let Some(t) = self.t else {
+                    usage_bail!("--protocol vector-sum needs --t T (coordinates per user, 1..=d)");
+                };
                 Shape::VectorSum(VectorSumShape::new(d, t, k, DomainConvention::TrueDomain)?)
             }
         })
@@ -396,7 +406,7 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
         return print_json(&out);
     }
     println!(
-        "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message {}, eps0 per user (local DP) {}, certified by {}",
+        "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message (local DP) {}, eps0 per user (local DP guarantee) {}, certified by {}",
         out.protocol,
         echo(a.eps),
         echo(a.delta),
@@ -405,8 +415,8 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
         num(out.normalized_mse),
         up(gamma),
         k.map_or(String::new(), |k| format!(", k = {k}")),
-        down(out.eps0),
-        down(out.eps0_user),
+        up(out.eps0),
+        up(out.eps0_user),
         out.method
     );
     Ok(())

@@ -4,8 +4,10 @@
 
 use crate::usage_bail;
 use anyhow::{bail, Context, Result};
+use blanket::protocol::IkosSumError;
 use blanket_protocol::driver::{self, SimConfig, ALL_BEHAVIOURS};
 use blanket_protocol::ProtocolParams;
+use blanket_server::relay::api::one_release_delta;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 
 use super::common::spinner;
@@ -148,8 +150,24 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             if a.delta.is_some() {
                 usage_bail!("--delta does not apply to --protocol ikos-sum: its delta is (1 + e^eps) 2^-sigma, set by --sigma");
             }
-            let (run, inputs) =
-                payload::ikos_inputs(eps, a.sigma, blanket_users(&base), n, a.seed)?;
+            let (run, inputs) = payload::ikos_inputs(eps, a.sigma, blanket_users(&base), n, a.seed)
+                .map_err(|e| {
+                    if e.chain().any(|c| {
+                        matches!(
+                            c.downcast_ref::<IkosSumError>(),
+                            Some(IkosSumError::VacuousDelta { .. })
+                        )
+                    }) {
+                        anyhow::Error::new(crate::exit::Usage(format!(
+                            "--protocol ikos-sum --eps {} --sigma {}: {}",
+                            crate::output::echo(eps),
+                            a.sigma,
+                            crate::exit::render(&e)
+                        )))
+                    } else {
+                        e
+                    }
+                })?;
             (Some(Payload::Ikos(run)), inputs)
         }
         None => {
@@ -195,10 +213,30 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
             accepted: &out.accepted_clients,
             honest: &honest,
         };
+        // The printed delta is unconditional: the guarantee given a private shuffle, plus
+        // the probability 2^-sigma that the shuffle is not private, rounded up (the charge of
+        // the relay's budget ledger, `one_release_delta`).
+        let sigma = params.sigma;
+        let charge = |given: f64| (given, one_release_delta(given, sigma));
         match pl {
-            Payload::Histogram(hr) => j.histogram = Some(histogram_estimate(a, hr, out, &pop)?),
-            Payload::Vector(v) => j.vector_sum = Some(v.estimate(out, &pop)?),
-            Payload::Ikos(k) => j.ikos_sum = Some(k.estimate(out, &pop)?),
+            Payload::Histogram(hr) => {
+                let mut h = histogram_estimate(a, hr, out, &pop)?;
+                (h.certified_delta_given_private_shuffle, h.certified_delta) =
+                    charge(h.certified_delta);
+                j.histogram = Some(h);
+            }
+            Payload::Vector(v) => {
+                let mut v = v.estimate(out, &pop)?;
+                (v.certified_delta_given_private_shuffle, v.certified_delta) =
+                    charge(v.certified_delta);
+                j.vector_sum = Some(v);
+            }
+            Payload::Ikos(k) => {
+                let mut k = k.estimate(out, &pop)?;
+                (k.certified_delta_given_private_shuffle, k.certified_delta) =
+                    charge(k.certified_delta);
+                j.ikos_sum = Some(k);
+            }
         }
     }
     if a.json {
@@ -255,6 +293,7 @@ fn histogram_estimate(
         gamma: hr.rel.cal.gamma.get(),
         certified_epsilon: g.epsilon,
         certified_delta: g.delta,
+        certified_delta_given_private_shuffle: g.delta,
         method: hr.rel.method(),
         estimate: est.counts,
         truth,

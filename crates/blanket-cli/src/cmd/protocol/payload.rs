@@ -60,7 +60,10 @@ pub struct VectorSumJson {
     /// (n - dropout bound - malicious bound).
     pub users: u64,
     pub certified_epsilon: f64,
+    /// Unconditional: `certified_delta_given_private_shuffle` + 2^-sigma, rounded up.
     pub certified_delta: f64,
+    /// The delta given that the shuffle is private (probability >= 1 - 2^-sigma).
+    pub certified_delta_given_private_shuffle: f64,
     pub method: String,
     /// Estimated sum vector (Algorithm 3) from the decrypted, shuffled messages.
     pub estimate_sum: Vec<f64>,
@@ -208,6 +211,7 @@ impl VectorRun {
             users: self.users,
             certified_epsilon: g.epsilon,
             certified_delta: g.delta,
+            certified_delta_given_private_shuffle: g.delta,
             method: match &self.bound {
                 None => format!("{:?}", g.method),
                 Some(b) => format!("alternating-bad-cells ({})", b.bound),
@@ -248,10 +252,12 @@ pub struct IkosSumJson {
     /// m_required(n', q, sigma): split-and-mix sigma-secure for the n' honest, present users.
     pub shares_required_blanket: u32,
     pub sigma: u32,
-    /// epsilon (sensitivity 1 on the real sum; alpha rounded up) and
-    /// delta = (1 + e^eps) 2^-sigma (rounded up).
+    /// epsilon (sensitivity 1 on the real sum; alpha rounded up) and the unconditional
+    /// delta = (1 + e^eps) 2^-sigma + 2^-sigma (the shuffle's failure), rounded up.
     pub certified_epsilon: f64,
     pub certified_delta: f64,
+    /// (1 + e^eps) 2^-sigma, the delta given that the shuffle is private.
+    pub certified_delta_given_private_shuffle: f64,
     pub method: &'static str,
     pub estimate: f64,
     pub truth_honest: f64,
@@ -346,6 +352,7 @@ impl IkosRun {
             sigma: report.sigma,
             certified_epsilon: report.epsilon,
             certified_delta: report.delta,
+            certified_delta_given_private_shuffle: report.delta,
             method: "discrete Laplace from Polya noise of the n' honest, present clients (alpha rounded up) + split-and-mix statistical distance 2^-sigma (docs/protocol.md)",
             estimate,
             truth_honest: truth(pop.honest),

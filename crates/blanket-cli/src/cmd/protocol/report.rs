@@ -145,9 +145,12 @@ pub(super) struct RunJson {
 pub(super) struct HistogramJson {
     pub(super) domain: u64,
     pub(super) gamma: f64,
-    /// Certified for `blanket_users` users (eps, delta rounded up).
+    /// Certified for `blanket_users` users (eps, delta rounded up); `certified_delta` is
+    /// unconditional: `certified_delta_given_private_shuffle` + 2^-sigma, rounded up.
     pub(super) certified_epsilon: f64,
     pub(super) certified_delta: f64,
+    /// The delta given that the shuffle is private (probability >= 1 - 2^-sigma).
+    pub(super) certified_delta_given_private_shuffle: f64,
     pub(super) method: String,
     /// Estimated counts from the decrypted, shuffled reports.
     pub(super) estimate: Vec<f64>,
@@ -495,11 +498,13 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             num(h.rmse)
         );
         println!(
-            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above",
+            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(h.certified_epsilon),
             crate::output::up(h.certified_delta),
             j.blanket_users,
-            h.method
+            h.method,
+            crate::output::up(h.certified_delta_given_private_shuffle),
+            num(j.shuffle_failure)
         );
         if let Some(b) = &h.alternating {
             println!(
@@ -523,11 +528,13 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             num(v.mse_mean), num(v.predicted_mse_mean), num(v.malicious_shift_per_client)
         );
         println!(
-            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above",
+            "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(v.certified_epsilon),
             crate::output::up(v.certified_delta),
             v.users,
-            v.method
+            v.method,
+            crate::output::up(v.certified_delta_given_private_shuffle),
+            num(j.shuffle_failure)
         );
     }
     if let Some(k) = &j.ikos_sum {
@@ -538,11 +545,13 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             num(k.malicious_shift_per_client)
         );
         println!(
-            "certified: ({}, {})-DP for the {} honest, present users ({}), under the trust assumption above",
+            "certified: ({}, {})-DP for the {} honest, present users ({}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(k.certified_epsilon),
             crate::output::up(k.certified_delta),
             k.users,
-            k.method
+            k.method,
+            crate::output::up(k.certified_delta_given_private_shuffle),
+            num(j.shuffle_failure)
         );
     }
     Ok(())

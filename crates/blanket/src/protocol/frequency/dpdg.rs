@@ -360,6 +360,7 @@ impl Dpdg {
             predicted_variance: vec![v; pi.len()],
             predicted_variance_worst: v,
             notes,
+            certified: self.noise.is_some(),
         }
     }
 }

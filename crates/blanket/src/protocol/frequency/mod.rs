@@ -301,6 +301,13 @@ pub struct FrequencyReport {
     /// Plain-language statements that travel with the output (always includes the
     /// data-dependence, the 0 vs 1 holder case, and every violation).
     pub notes: Vec<String>,
+    /// Whether (epsilon, delta) is certified for everything the output's recipients see
+    /// (data-dependent protocols: for datasets meeting the condition, which this one does).
+    /// False when the condition is violated on this data (released with violations), when
+    /// p = 1 or the noise is off, and for TSS/TSS' with adaptive chi (server S2 also sees
+    /// helper counts that then depend on the data; not covered). Callers must not present
+    /// an uncertified report as a guarantee.
+    pub certified: bool,
 }
 
 /// An estimate with its report and costs.
@@ -391,6 +398,8 @@ pub(crate) fn build_report(
     if p >= 1.0 {
         notes.push("p = 1: every record is kept, so there is no privacy (eps is infinite).".into());
     }
+    // delta rounds to 1 in f64 when p (1 - p)^2 beta n / 3 is tiny (p near 1): no guarantee.
+    let certified = p < 1.0 && violations.is_empty() && sampling.delta(n) < 1.0;
     Ok(FrequencyReport {
         protocol,
         users: n,
@@ -411,6 +420,7 @@ pub(crate) fn build_report(
             .collect(),
         predicted_variance_worst: (1.0 - p) / (p * nf),
         notes,
+        certified,
     })
 }
 
@@ -450,6 +460,36 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 26: over eps log-spaced in 1e-3..1e4 (and several beta), a report that says
+    /// certified has a finite eps and delta < 1; at large eps (p rounds to 1, or delta to
+    /// 1) it says not certified.
+    #[test]
+    fn eps_sweep_never_certifies_delta_of_one_or_more() {
+        let pi = [500_000u64, 500_000];
+        let mut uncertified = 0;
+        for i in 0..=28 {
+            let eps = 10f64.powf(-3.0 + f64::from(i) / 4.0);
+            for beta in [1e-6, 0.01, 0.4] {
+                let s = Sampling::from_epsilon(eps, beta).unwrap();
+                let r = build_report("dpcs", "t", &s, ConditionPolicy::Refuse, &pi, None).unwrap();
+                if r.certified {
+                    assert!(
+                        r.delta < 1.0 && r.epsilon.is_finite(),
+                        "eps={eps} beta={beta}: ({}, {})",
+                        r.epsilon,
+                        r.delta
+                    );
+                } else {
+                    uncertified += 1;
+                }
+            }
+        }
+        assert!(
+            uncertified > 0,
+            "the large eps never reach p = 1 or delta = 1"
+        );
+    }
 
     fn field_of(e: FrequencyError) -> &'static str {
         match e {

@@ -1,0 +1,123 @@
+//! Issue 26 item 2: the exit-code contract, both ways, over every subcommand
+//! (`crates/blanket-cli/src/exit.rs`): 0 success with every printed guarantee certified,
+//! 1 runtime error, 2 usage error, 3 a result printed that is NOT certified. One table:
+//! each row is a command line and the code it must exit with; a failure lists every row
+//! that disagrees.
+
+mod common;
+
+use common::{blanket, temp_file, words};
+
+const OK: i32 = 0;
+const RUNTIME: i32 = 1;
+const USAGE: i32 = 2;
+const NOT_CERTIFIED: i32 = 3;
+
+/// (command line, expected exit code). Every case is fast (well under a second or two).
+const CASES: &[(&str, i32)] = &[
+    // --- success: every printed guarantee certified
+    ("calibrate histogram --n 1e4 --eps 1 --delta 1e-6 --domain 10", OK),
+    ("calibrate scalar-sum --n 1e4 --eps 1 --delta 1e-6", OK),
+    ("calibrate vector-sum --n 1e5 --d 10 --t 1 --eps 1 --delta 1e-6", OK),
+    ("calibrate ikos-sum --n 1e4 --eps 1", OK),
+    ("calibrate ikos-sum --n 1e6 --eps 30", OK),
+    ("calibrate ikos-sum --n 1e4 --eps 1 --dropout 0.05 --malicious 0.05", OK),
+    ("calibrate ikos-histogram --n 1e4 --domain 10 --eps 1", OK),
+    ("calibrate ikos-vector --n 1e4 --d 3 --eps 1", OK),
+    ("simulate histogram --n 1000 --eps 1 --delta 1e-6 --domain 4 --reps 2", OK),
+    ("simulate scalar-sum --n 1000 --eps 1 --delta 1e-6 --reps 2", OK),
+    ("simulate vector-sum --n 2000 --d 4 --eps 1 --delta 1e-3 --reps 2", OK),
+    ("simulate ikos-sum --n 200 --eps 1 --reps 2", OK),
+    ("simulate ikos-histogram --n 200 --domain 4 --eps 1 --reps 2", OK),
+    ("simulate ikos-vector --n 200 --d 2 --eps 1 --reps 2", OK),
+    ("simulate frequency --protocol dpcs --n 20000 --items 5 --eps 1 --delta 1e-3 --reps 1", OK),
+    ("simulate frequency --protocol dpdg --n 2000 --items 5 --eps 0.5 --delta 1e-3 --reps 1", OK),
+    ("simulate frequency --protocol tss --n 20000 --items 5 --eps 1 --delta 1e-3 --reps 1", OK),
+    ("compare sum --n 500 --eps 1 --delta 1e-6 --reps 1", OK),
+    ("account shuffle --eps0 1 --n 1e4 --delta 1e-6", OK),
+    ("account compose --eps 0.1 --delta 1e-6 --rounds 10 --method kov", OK),
+    ("account eps0 --n 1e4 --eps 1 --delta 1e-6", OK),
+    ("account users --protocol histogram --domain 10 --eps 1 --delta 1e-6 --target-mse 0.001", OK),
+    ("account error --protocol histogram --domain 10 --n 1e4 --eps 1 --delta 1e-6", OK),
+    ("audit histogram --n 8 --domain 3 --eps0 2 --trials 200", OK),
+    ("protocol run --clients 20 --seed 1", OK),
+    ("completions bash", OK),
+    ("man", OK),
+    // --- not certified: a result printed, exit 3
+    ("account shuffle --eps0 1 --n 3 --delta 0.01 --randomizer krr --domain 3 --method variation-ratio", NOT_CERTIFIED),
+    ("account eps0 --n 1e4 --eps 1 --delta 1e-6 --randomizer krr --domain 3 --method variation-ratio --json", NOT_CERTIFIED),
+    ("calibrate scalar-sum --n 1e4 --eps 1 --delta 1e-6 --paper-domain", NOT_CERTIFIED),
+    ("simulate frequency --protocol tss --n 20000 --items 5 --eps 1 --delta 1e-3 --reps 1 --chi-gamma 3", NOT_CERTIFIED),
+    ("simulate frequency --protocol tss-prime --n 20000 --items 5 --eps 1 --delta 1e-3 --reps 1 --chi-gamma 3 --phi 2 --json", NOT_CERTIFIED),
+    ("simulate frequency --protocol dpcs --n 2000 --items 50 --eps 1 --delta 1e-3 --reps 1 --allow-violations", NOT_CERTIFIED),
+    ("compare frequency --n 20000 --items 5 --eps 1 --delta 1e-3 --reps 1 --chi-gamma 3", NOT_CERTIFIED),
+    ("compare frequency --n 2000 --items 50 --eps 1 --delta 1e-3 --reps 1 --allow-violations --json", NOT_CERTIFIED),
+    // --- usage errors: exit 2 (the issue's list, and one per subcommand)
+    ("calibrate vector-sum --n 1e5 --d 0 --eps 1 --delta 1e-6", USAGE),
+    ("calibrate vector-sum --n 1e5 --d 10 --t 200 --eps 1 --delta 1e-6", USAGE),
+    ("calibrate vector-sum --n 1e5 --d 1e9 --eps 1 --delta 1e-6", USAGE),
+    ("account error --protocol vector-sum --n 1e4 --eps 1 --delta 1e-6 --t 1", USAGE),
+    ("protocol run --clients 20 --dropout 0.5", USAGE),
+    ("protocol run --clients 20 --dropout NaN", USAGE),
+    ("protocol run --clients 20 --dropout 1e300", USAGE),
+    ("protocol run --clients 20 --malicious 0.5", USAGE),
+    ("protocol run --clients 20 --messages 0", USAGE),
+    ("protocol run --clients 20 --sigma 0", USAGE),
+    ("protocol run --clients 20 --sigma 1000", USAGE),
+    ("protocol run --clients 20 --protocol ikos-sum --eps 30 --sigma 20", USAGE),
+    ("simulate frequency --protocol dpds --mode literal --n 100000 --items 2 --eps 1 --delta 1e-3 --reps 1", USAGE),
+    ("calibrate ikos-sum --n 1e6 --eps 30 --sigma 40", USAGE),
+    ("calibrate ikos-sum --n 1e6 --eps 800", USAGE),
+    ("calibrate ikos-sum --n 1e4 --eps 1 --dropout 0.5", USAGE),
+    ("calibrate ikos-histogram --n 1e4 --domain 10 --eps 50 --sigma 40", USAGE),
+    ("calibrate ikos-vector --n 1e4 --d 3 --eps 1e4", USAGE),
+    ("simulate ikos-sum --n 200 --eps 30 --sigma 40", USAGE),
+    ("simulate ikos-sum --n 200 --eps 1 --dropout 0.1 --shuffler alternating", USAGE),
+    ("compare sum --n 500 --eps 1 --delta 1e-6 --malicious 0.7", USAGE),
+    ("calibrate histogram --n 1e4 --eps 1 --delta 2 --domain 10", USAGE),
+    ("simulate histogram --n 1000 --eps -1 --delta 1e-6 --domain 4", USAGE),
+    ("compare frequency --n 2000 --items 5 --eps 0 --delta 1e-3", USAGE),
+    ("account shuffle --eps0 1 --n 1e4", USAGE),
+    ("account compose --eps 0.1 --delta 1e-6 --rounds 0 --method kov", USAGE),
+    ("account curve --eps0 1 --n 1e4 --nonsense", USAGE),
+    ("account users --protocol histogram --eps 1 --delta 1e-6 --target-mse 0.001", USAGE),
+    ("audit histogram --n 8 --domain 1 --eps0 2 --trials 200", USAGE),
+    ("demo --nonsense", USAGE),
+    ("bench --nonsense", USAGE),
+    ("experiment vector-sum --sweep nonsense", USAGE),
+    ("task list", USAGE),
+    ("submit --nonsense", USAGE),
+    ("client --nonsense", USAGE),
+    ("completions nonsense", USAGE),
+    ("nonsense", USAGE),
+    // --- runtime errors: exit 1
+    ("simulate histogram --eps 1 --delta 1e-6 --domain 4 --data /nonexistent/blanket.csv", RUNTIME),
+    ("simulate ikos-sum --eps 1 --data /nonexistent/blanket.csv", RUNTIME),
+    ("task list --server http://127.0.0.1:1", RUNTIME),
+];
+
+#[test]
+fn every_subcommand_keeps_the_exit_code_contract() {
+    let mut wrong = Vec::new();
+    for &(line, want) in CASES {
+        let out = blanket(&words(line));
+        let got = out.status.code().unwrap_or(-1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if got != want || err.contains("panicked") {
+            wrong.push(format!(
+                "{line}: exit {got}, want {want}: {}",
+                err.lines().last().unwrap_or("")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A CSV value outside [0, 1] is a bad input (2); a missing file a runtime error (1).
+#[test]
+fn bad_data_value_is_usage_missing_file_is_runtime() {
+    let f = temp_file("values.csv", "0.5\n1.5\n");
+    let path = f.to_str().expect("utf-8 path");
+    let out = blanket(&["simulate", "ikos-sum", "--eps", "1", "--data", path]);
+    assert_eq!(out.status.code(), Some(USAGE));
+}

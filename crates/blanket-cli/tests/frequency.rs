@@ -4,6 +4,25 @@
 mod common;
 use common::*;
 
+/// Runs a frequency command that releases (possibly with --allow-violations) and prints one
+/// JSON object: exit 3 exactly when something it printed is not certified (issue 26 item 2:
+/// "NO privacy guarantee holds for their holders" is not exit 0), else 0.
+fn json_released(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = run(args);
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {err}"));
+    let uncertified = v["certified"] == false
+        || v["protocols"]
+            .as_array()
+            .is_some_and(|rows| rows.iter().any(|r| r["certified"] == false));
+    assert_eq!(
+        code,
+        Some(if uncertified { 3 } else { 0 }),
+        "{args:?}: {err}"
+    );
+    v
+}
+
 const NAMES: [&str; 7] = [
     "dpcs",
     "dpds",
@@ -188,8 +207,8 @@ fn simulate_frequency_literal_equals_fast() {
             v.push(mode);
             v
         };
-        let lit = json(&args("literal"));
-        let fast = json(&args("fast"));
+        let lit = json_released(&args("literal"));
+        let fast = json_released(&args("fast"));
         assert_eq!(lit["first_estimate"], fast["first_estimate"], "{proto}");
         assert_eq!(lit["costs"], fast["costs"], "{proto}");
     }
@@ -297,7 +316,7 @@ fn simulate_frequency_bad_input_exit_codes() {
         &sim(&["--protocol", "dpcs", "--beta", "0.3"]),
         "--allow-violations",
     );
-    let s = json(&sim(&[
+    let s = json_released(&sim(&[
         "--protocol",
         "tss",
         "--beta",
@@ -306,6 +325,14 @@ fn simulate_frequency_bad_input_exit_codes() {
         "--json",
     ]));
     assert!(!s["violations"].as_array().unwrap().is_empty());
+    assert_eq!(s["certified"], false);
+    assert!(
+        s["guarantee"]
+            .as_str()
+            .unwrap()
+            .starts_with("NOT CERTIFIED"),
+        "{s}"
+    );
     assert!(s["report"]["notes"]
         .as_array()
         .unwrap()
@@ -318,8 +345,9 @@ fn simulate_frequency_bad_input_exit_codes() {
         "0.3",
         "--allow-violations",
     ]));
-    assert_eq!(code, Some(0));
-    assert!(out.contains("VIOLATION"));
+    // Released with violations: NO guarantee for their holders, so not certified (exit 3).
+    assert_eq!(code, Some(3));
+    assert!(out.contains("VIOLATION") && out.contains("NOT CERTIFIED"));
 }
 
 #[test]
@@ -360,7 +388,7 @@ fn compare_frequency_bad_input() {
         ],
         "--allow-violations",
     );
-    let c = json(&[
+    let c = json_released(&[
         "compare",
         "frequency",
         "--n",
@@ -379,12 +407,21 @@ fn compare_frequency_bad_input() {
         "--json",
     ]);
     assert!(!c["violations"].as_array().unwrap().is_empty());
+    // The rows released with violations say so, and the rest stay certified.
+    let rows = c["protocols"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["certified"] == false), "{c}");
+    assert!(rows
+        .iter()
+        .any(|r| r["guarantee_kind"] == "data-dependent" && r["certified"] == false));
+    assert!(rows
+        .iter()
+        .any(|r| r["name"] == "local-grr" && r["certified"] == true));
 }
 
 #[test]
 fn compare_frequency_leaves_heavy_dpdg_to_the_formula() {
     // n N reps = 1.2e8 discrete Gaussians: DPDG is predicted only, with the reason.
-    let c = json(&[
+    let c = json_released(&[
         "compare",
         "frequency",
         "--n",

@@ -178,8 +178,8 @@ fn protocol_run_adds_the_shuffle_failure_to_the_printed_delta() {
         "4",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    // 1e-6 + 2^-12 = 2.4424e-4 (rounded up on 4 digits).
-    assert!(text.contains("(2, 2.443e-4)-DP"), "{text}");
+    // 1e-6 + 2^-12 = 2.4514e-4 (rounded up on 4 digits).
+    assert!(text.contains("(2, 2.452e-4)-DP"), "{text}");
 }
 
 /// The guarantee's n is the honest, present count n - floor(alpha n) - floor(gamma n) = 90,

@@ -21,8 +21,10 @@
 //!
 //! s <= [`DIRECT`] are summed one by one; above, blocks [a, b] of width at most a/[`BLOCK`]
 //! are bounded by the block's largest factors (every factor is monotone in s, see the docs),
-//! so the cost is O(DIRECT + BLOCK ln n) per m. Every log is rounded up by a slack that
-//! dominates its floating-point error.
+//! so the cost is O(DIRECT + BLOCK ln n) per m; a block whose bound is within 30 nats of the
+//! target (or of the s = 1 term) is halved until it is not, or is a single term, so the
+//! blocks' slack no longer decides m. Every log is rounded up by a slack that dominates its
+//! floating-point error.
 
 use super::ln_factorial::LnFactorial;
 use crate::field::Modulus;
@@ -396,8 +398,10 @@ pub fn alternating_distance_bound_log2(
 /// alternating shuffler A^2_pi sigma-secure (sqrt(E) <= 2^-sigma), for the layout
 /// `GridLayout::new(n)` (any n; a ragged last row of r cells costs shares when r is small,
 /// see the docs). Usually larger than [`crate::protocol::m_required`] for a uniform shuffle (the
-/// bound is loose for level sets of about n/2 cells, which puts a floor near 13 shares at
-/// sigma = 40; see the docs). n = 1 returns 2, the protocol's minimum.
+/// bound is loose for level sets of about n/2 cells; see the docs). The sum is refined down
+/// to 30 nats below the target ([`ln_excess_sum`]), so the count is the bound's, not the
+/// summation's (12 at n = 10^6, q = 2^32, sigma = 40, where coarse blocks gave 13). n = 1
+/// returns 2, the protocol's minimum.
 pub fn m_required_alternating(
     n: u64,
     q: Modulus,

@@ -53,8 +53,12 @@ fn log2_one_plus_exp(eps: f64) -> f64 {
 /// CCS 2020, Lemma 5.1 form), evaluated in log space (finite for any finite eps below about
 /// 700 + sigma ln 2; `+inf` beyond) and rounded up.
 pub fn ikos_delta(epsilon: f64, sigma: u32) -> f64 {
-    let l = log2_one_plus_exp(epsilon) - f64::from(sigma);
-    (l.exp2() * (1.0 + 1e-12)).next_up()
+    let lg = log2_one_plus_exp(epsilon);
+    let l = lg - f64::from(sigma);
+    // The log carries a few ulps of its magnitude; exp2 turns an absolute error e in l into a
+    // relative error e ln 2 < e. 16 ulps of the magnitude cover both, with room.
+    let slack = 1.0 + 16.0 * f64::EPSILON * (lg.abs() + f64::from(sigma) + 1.0);
+    (l.exp2() * slack).next_up()
 }
 
 /// The smallest sigma >= 1 with [`ikos_delta`]`(epsilon, sigma) <= delta` (delta in (0, 1));

@@ -504,7 +504,7 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             j.blanket_users,
             h.method,
             crate::output::up(h.certified_delta_given_private_shuffle),
-            num(j.shuffle_failure)
+            crate::output::up(j.shuffle_failure)
         );
         if let Some(b) = &h.alternating {
             println!(
@@ -534,7 +534,7 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             v.users,
             v.method,
             crate::output::up(v.certified_delta_given_private_shuffle),
-            num(j.shuffle_failure)
+            crate::output::up(j.shuffle_failure)
         );
     }
     if let Some(k) = &j.ikos_sum {
@@ -551,7 +551,7 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             k.users,
             k.method,
             crate::output::up(k.certified_delta_given_private_shuffle),
-            num(j.shuffle_failure)
+            crate::output::up(j.shuffle_failure)
         );
     }
     Ok(())

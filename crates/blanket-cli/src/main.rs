@@ -120,13 +120,12 @@ struct BenchCryptoArgs {
 
 fn main() {
     exit::quiet_broken_pipe();
-    // clap reports usage errors itself, with exit code 2.
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => exit::clap_error(e),
+    };
     match run(cli) {
-        Err(e) => {
-            eprintln!("error: {}", exit::render(&e));
-            std::process::exit(exit::code(&e));
-        }
+        Err(e) => exit::fail(&e),
         Ok(()) if exit::uncertified() => std::process::exit(exit::UNCERTIFIED),
         Ok(()) => {}
     }
@@ -149,13 +148,15 @@ fn run(cli: Cli) -> Result<()> {
         Command::Submit(a) => cmd::submit::run(&a),
         Command::Client(c) => cmd::client::run(&c),
         Command::Completions { shell } => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());
-            Ok(())
+            // Generated in memory (the generator panics on a failed write), then written.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "blanket", &mut script);
+            Ok(output::out(&script)?)
         }
         Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
-            Ok(())
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            Ok(output::out(&page)?)
         }
         Command::Bench(b) => match b.what {
             None => cmd::bench::run(&b.protocols),

@@ -277,11 +277,11 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
             t.threads.to_string(),
         ]
     };
-    println!(
+    crate::outln!(
         "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of at least {BLOCK} runs in alternating blocks",
         n
     );
-    println!(
+    crate::outln!(
         "{}",
         table(
             &[
@@ -298,7 +298,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
             ]
         )
     );
-    crate::bench_ikos::print(&report.ikos_sum);
+    crate::bench_ikos::print(&report.ikos_sum)?;
     Ok(())
 }
 

@@ -355,7 +355,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "Frequencies of N = {} items at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
         p.items,
         echo(p.eps),
@@ -363,8 +363,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         p.reps,
         p.seed
     );
-    println!("Data: {} ({})", report.data.source, report.data.selection);
-    println!(
+    crate::outln!("Data: {} ({})", report.data.source, report.data.selection);
+    crate::outln!(
         "{}",
         table(
             &[
@@ -378,13 +378,16 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         )
     );
     for r in &report.protocols {
-        println!(
+        crate::outln!(
             "{}: {}. Trust: {}. {}",
-            r.name, r.guarantee, r.trust, r.note
+            r.name,
+            r.guarantee,
+            r.trust,
+            r.note
         );
     }
     if !report.violations.is_empty() {
-        println!(
+        crate::outln!(
             "VIOLATION: {} items have fewer than beta n holders; DPCS/DPDS/TSS give NO guarantee to their holders (released because of --allow-violations): {}",
             report.violations.len(),
             report
@@ -396,8 +399,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                 .join(", ")
         );
     }
-    println!("{DATA_DEPENDENT}");
-    println!(
+    crate::outln!("{DATA_DEPENDENT}");
+    crate::outln!(
         "DPDS/DPDG crossover (seed): DPDG has the smaller worst-case variance for n > {}{}",
         num(report.dpds_dpdg_crossover_n),
         report
@@ -420,7 +423,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                 ]
             })
             .collect();
-        println!(
+        crate::outln!(
             "Plot points (one item held by all n users: the worst case psi = 1)\n{}",
             table(
                 &["protocol", "n", "reps", "predicted", "observed", "ratio"],
@@ -428,7 +431,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             )
         );
     }
-    println!("Variance: {}", report.variance_meaning);
+    crate::outln!("Variance: {}", report.variance_meaning);
     Ok(())
 }
 

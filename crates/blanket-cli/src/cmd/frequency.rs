@@ -596,7 +596,7 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
     if p.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{}",
         kv_table(
             &format!("simulate frequency: {}", out.protocol),
@@ -624,24 +624,24 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
         .enumerate()
         .map(|(j, ((t, e), v))| vec![j.to_string(), num(*t), num(*e), num(v.sqrt())])
         .collect();
-    println!(
+    crate::outln!(
         "First repetition{}\n{}",
         if items > 20 { " (first 20 items)" } else { "" },
         table(&["item", "true psi", "estimate", "predicted sd"], &rows)
     );
-    println!("Data: {} ({})", out.data.source, out.data.selection);
-    println!("Trust: {}", out.trust);
+    crate::outln!("Data: {} ({})", out.data.source, out.data.selection);
+    crate::outln!("Trust: {}", out.trust);
     if !viol.is_empty() {
-        println!(
+        crate::outln!(
             "VIOLATION: {} items have fewer than beta n holders; NO guarantee for their holders (released because of --allow-violations).",
             viol.len()
         );
     }
-    println!("{DATA_DEPENDENT}");
+    crate::outln!("{DATA_DEPENDENT}");
     for note in &run.report.notes {
-        println!("- {note}");
+        crate::outln!("- {note}");
     }
-    println!("Variance: {VARIANCE_MEANING}");
+    crate::outln!("Variance: {VARIANCE_MEANING}");
     Ok(())
 }
 

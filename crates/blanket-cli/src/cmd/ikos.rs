@@ -131,10 +131,10 @@ impl ShowIkos for IkosCalibration {
         if json {
             return print_json(self);
         }
-        println!("{}", kv_table("Calibration (IKOS sum)", &self.rows()));
-        println!("predicted MSE: {}", self.predicted_mse_meaning);
-        println!("assumes: {}", self.assumes);
-        println!("note: {}", self.calibration);
+        crate::outln!("{}", kv_table("Calibration (IKOS sum)", &self.rows()));
+        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::outln!("assumes: {}", self.assumes);
+        crate::outln!("note: {}", self.calibration);
         Ok(())
     }
 }
@@ -415,7 +415,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         return print_json(&report);
     }
     report.calibration.print(false)?;
-    println!();
+    crate::outln!();
     let rows = vec![
         (
             "data",
@@ -451,8 +451,8 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         ),
         ("seconds", format!("{seconds:.3}")),
     ];
-    println!("{}", kv_table("Simulation", &rows));
-    println!(
+    crate::outln!("{}", kv_table("Simulation", &rows));
+    crate::outln!(
         "MSE: squared error of the estimated sum of the n values (divide by n^2 for the mean)"
     );
     Ok(())

@@ -168,9 +168,9 @@ impl IkosVectorCalibration {
             ("predicted MSE (vector)", num(self.predicted_mse)),
             ("bytes per client", self.bytes_per_user.to_string()),
         ];
-        println!("{}", kv_table("Calibration (IKOS vector)", &rows));
-        println!("predicted MSE: {}", self.predicted_mse_meaning);
-        println!("assumes: {}", self.assumes);
+        crate::outln!("{}", kv_table("Calibration (IKOS vector)", &rows));
+        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::outln!("assumes: {}", self.assumes);
         Ok(())
     }
 }
@@ -481,7 +481,7 @@ impl IkosVectorSimulation {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        println!();
+        crate::outln!();
         let rows = vec![
             (
                 "data",
@@ -516,8 +516,8 @@ impl IkosVectorSimulation {
             ),
             ("seconds", format!("{:.3}", self.seconds)),
         ];
-        println!("{}", kv_table("Simulation", &rows));
-        println!("MSE: {}", self.mse_meaning);
+        crate::outln!("{}", kv_table("Simulation", &rows));
+        crate::outln!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }

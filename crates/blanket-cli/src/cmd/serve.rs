@@ -202,7 +202,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
             .with_context(|| format!("cannot listen on {}", a.listen))?;
         let running = blanket_server::start(config, listener).await?;
         // One line on stdout, for scripts and tests that start the server on port 0.
-        println!("listening on {} as {}", running.url, role.name());
+        crate::outln!("listening on {} as {}", running.url, role.name());
         running.wait().await.context("server stopped")?;
         Ok(())
     })

@@ -126,7 +126,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
         return print_json(&out);
     }
     if certified {
-        println!(
+        crate::outln!(
             "largest eps0 per user: {} (shuffled eps = {} at delta = {}, certified by {})",
             down(out.eps0),
             up(g.epsilon),
@@ -134,7 +134,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
             g.method
         );
     } else {
-        println!(
+        crate::outln!(
             "NOT CERTIFIED: {} is not a certified bound; under it eps0 = {} would give eps = {} at delta = {} (comparison only, no guarantee)",
             g.method,
             down(out.eps0),
@@ -395,7 +395,7 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message {}, eps0 per user (local DP) {}, certified by {}",
         out.protocol,
         echo(a.eps),
@@ -461,7 +461,7 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{}: n = {n} users reach normalized MSE {} <= {} at (eps = {}, delta = {}) (gamma = {}{}, certified by {})",
         out.protocol,
         num(out.normalized_mse),

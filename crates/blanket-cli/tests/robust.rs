@@ -1,0 +1,81 @@
+//! Robustness of the `blanket` binary (issue 26, items 4 to 8, 11): no panic on a failed
+//! write, negative numbers reach the range checks, no abort or runaway on accepted values,
+//! validation before side effects, one man page per subcommand.
+
+mod common;
+use common::*;
+
+use std::process::{Command, Stdio};
+
+/// Runs `args` with stdout on /dev/full (every write fails with ENOSPC).
+fn run_into_full_disk(args: &[&str]) -> (Option<i32>, String) {
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(args)
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_full_stdout_is_exit_1_with_a_message_not_a_panic() {
+    let dir = temp_dir("full-stdout");
+    let exp = dir.join("exp");
+    let cases: Vec<Vec<&str>> = vec![
+        words("calibrate histogram --n 1e4 --domain 8 --eps 1 --delta 1e-6"),
+        words("account shuffle --eps0 1 --n 1000 --delta 1e-6"),
+        words("demo --n 2000 --reps 1"),
+        words("protocol run --clients 4"),
+        words("audit histogram --n 8 --domain 3 --eps0 2 --trials 200 --seed 3"),
+        vec![
+            "experiment",
+            "vector-sum",
+            "--sweep",
+            "t",
+            "--quick",
+            "--out",
+            exp.to_str().expect("utf-8"),
+        ],
+        words("completions bash"),
+        words("man"),
+        words("--help"),
+        words("calibrate histogram --n 1e4 --domain 8 --eps 1 --delta 1e-6 --json"),
+    ];
+    for args in &cases {
+        let (code, err) = run_into_full_disk(args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("writing to stdout failed") && err.contains("No space left"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reader that has gone (`blanket ... | head -0`): the process ends quietly by SIGPIPE, as
+/// `cat` does (status 141 in a shell), never exit code 0 and never a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_by_sigpipe_not_exit_0() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(words("account shuffle --eps0 1 --n 1000 --delta 1e-6"))
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -79,3 +79,24 @@ fn a_closed_pipe_ends_by_sigpipe_not_exit_0() {
     assert_eq!(out.status.signal(), Some(13), "{:?}: {err}", out.status);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Issue 26, item 8: `protocol run --clients -1` said "unexpected argument '-1' found" and
+/// `--dropout -0.1` "unexpected argument '-0' found": the range checks answer instead.
+#[test]
+fn negative_numbers_reach_the_range_checks() {
+    for (args, flag) in [
+        ("protocol run --clients -1", "--clients"),
+        ("protocol run --clients 10 --sigma -3", "--sigma"),
+        ("bench --n -5", "--n"),
+        ("simulate histogram --n -1e3 --domain 4 --eps 1 --delta 1e-6", "--n"),
+    ] {
+        let (code, _, err) = run(&words(args));
+        assert_eq!(code, Some(2), "{args}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args}: {err}");
+        assert!(err.contains(flag), "{args}: {err}");
+    }
+    // Its exit code and wording are item 2's and 9's (the range check of the parameters).
+    let (code, _, err) = run(&words("protocol run --clients 10 --dropout -0.1"));
+    assert!(!err.contains("unexpected argument") && code != Some(101), "{err}");
+    assert!(err.contains("-0.1"), "{err}");
+}

@@ -8,6 +8,7 @@ mod bench_serve;
 mod cmd;
 mod data;
 mod exit;
+mod memory;
 mod numeric;
 mod output;
 mod plot;

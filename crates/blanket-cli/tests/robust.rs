@@ -88,7 +88,10 @@ fn negative_numbers_reach_the_range_checks() {
         ("protocol run --clients -1", "--clients"),
         ("protocol run --clients 10 --sigma -3", "--sigma"),
         ("bench --n -5", "--n"),
-        ("simulate histogram --n -1e3 --domain 4 --eps 1 --delta 1e-6", "--n"),
+        (
+            "simulate histogram --n -1e3 --domain 4 --eps 1 --delta 1e-6",
+            "--n",
+        ),
     ] {
         let (code, _, err) = run(&words(args));
         assert_eq!(code, Some(2), "{args}: {err}");
@@ -97,6 +100,56 @@ fn negative_numbers_reach_the_range_checks() {
     }
     // Its exit code and wording are item 2's and 9's (the range check of the parameters).
     let (code, _, err) = run(&words("protocol run --clients 10 --dropout -0.1"));
-    assert!(!err.contains("unexpected argument") && code != Some(101), "{err}");
+    assert!(
+        !err.contains("unexpected argument") && code != Some(101),
+        "{err}"
+    );
     assert!(err.contains("-0.1"), "{err}");
+}
+
+/// Runs `args` in `dir` and returns (exit code, stderr, seconds).
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, f64) {
+    let t = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_blanket"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BLANKET_ADMIN_TOKEN")
+        .env_remove("BLANKET_PEER_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        t.elapsed().as_secs_f64(),
+    )
+}
+
+/// Issue 26, item 4: `compare frequency --n 1e12` tried to allocate 4 TB and `protocol run
+/// --clients 1e9` 24 GB (SIGABRT). The memory is checked first: exit 2 at once, naming the
+/// largest value that fits.
+#[test]
+fn values_that_do_not_fit_in_memory_are_refused_not_aborted() {
+    let dir = temp_dir("memory");
+    for (args, flag) in [
+        ("protocol run --clients 1e9", "--clients"),
+        (
+            "compare frequency --n 1e12 --items 100 --eps 1 --delta 1e-6",
+            "--n",
+        ),
+        (
+            "protocol run --clients 10 --protocol histogram --eps 1 --delta 1e-6 --domain 4e9",
+            "--domain",
+        ),
+    ] {
+        let (code, err, secs) = run_in(&dir, &words(args));
+        assert_eq!(code, Some(2), "{args}: {err}");
+        assert!(
+            err.contains(&format!("the largest {flag} that fits is about")),
+            "{args}: {err}"
+        );
+        assert!(secs < 10.0, "{args}: {secs} s");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -60,9 +60,16 @@ macro_rules! usage_bail {
 /// The exit code of an error: usage errors (ours and the core's parameter range errors) are
 /// 2, everything else 1.
 pub fn code(e: &anyhow::Error) -> i32 {
-    let usage = e
-        .chain()
-        .any(|c| c.is::<Usage>() || c.is::<blanket::params::ParamError>());
+    use blanket::simulate::SimulationError;
+    let usage = e.chain().any(|c| {
+        c.is::<Usage>()
+            || c.is::<blanket::params::ParamError>()
+            // --n above the simulation limits (a flag's range, not a failure of the run)
+            || matches!(
+                c.downcast_ref::<SimulationError>(),
+                Some(SimulationError::TooManyUsers { .. } | SimulationError::ShuffleTooLarge { .. })
+            )
+    });
     if usage {
         USAGE
     } else {

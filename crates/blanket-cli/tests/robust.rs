@@ -153,3 +153,72 @@ fn values_that_do_not_fit_in_memory_are_refused_not_aborted() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 26, item 7: `serve` wrote ./blanket-admin-token or created the database before
+/// failing on a bad flag; `compare sum --plot DIR` failed after the simulation with a Debug
+/// dump; `simulate ikos-sum --n 1e12` and `demo --n 1e12` refused after seconds of work.
+/// Everything is validated first (exit 2, nothing written).
+#[test]
+fn bad_flags_are_refused_before_any_side_effect_or_work() {
+    let dir = temp_dir("validate-first");
+    let png_dir = dir.join("plots");
+    std::fs::create_dir_all(&png_dir).expect("dir");
+    let png_dir = png_dir.to_str().expect("utf-8").to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            words("serve --role analyzer --peer-token t --listen 127.0.0.1:0"),
+            "--shuffler",
+        ),
+        (
+            words("serve --role shuffler --peer-token t --listen 127.0.0.1:0"),
+            "--analyzer",
+        ),
+        (words("serve --role all --listen garbage"), "--listen"),
+        (words("serve --role relay --listen nowhere"), "--listen"),
+        (
+            words("serve --role all --listen 127.0.0.1:0 --db garbage://x"),
+            "--db",
+        ),
+        (
+            vec![
+                "compare", "sum", "--n", "1e4", "--eps", "1", "--delta", "1e-8", "--plot", &png_dir,
+            ],
+            "--plot",
+        ),
+        (
+            words("compare sum --n 1e4 --eps 1 --delta 1e-8 --plot out.jpg"),
+            "--plot",
+        ),
+        (
+            words("compare frequency --n 1e4 --items 10 --eps 0.5 --delta 1e-6 --plot out.svg"),
+            "--plot",
+        ),
+        (words("simulate ikos-sum --n 1e12 --eps 1"), "--n"),
+        (words("simulate ikos-vector --n 1e12 --eps 1 --d 2"), "--n"),
+        (words("demo --n 1e12"), "2^35"),
+        (
+            words("simulate histogram --n 1e12 --domain 4 --eps 1 --delta 1e-6"),
+            "2^35",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let (code, err, secs) = run_in(&dir, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Error("),
+            "{args:?}: {err}"
+        );
+        assert!(secs < 5.0, "{args:?}: {secs} s");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name())
+        .filter(|f| f != "plots")
+        .collect();
+    assert!(
+        left.is_empty(),
+        "files written by refused commands: {left:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

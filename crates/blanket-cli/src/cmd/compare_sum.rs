@@ -108,6 +108,9 @@ fn precision(n: u64) -> u64 {
 
 /// Runs `compare sum`.
 pub fn compare(a: &CompareSumArgs) -> Result<()> {
+    if let Some(path) = &a.plot {
+        super::common::plot_file("--plot", path)?;
+    }
     let eps = check_eps(a.eps)?;
     let target = Target {
         eps: Epsilon::new(eps)?,

@@ -90,6 +90,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         return super::service_demo::run(a);
     }
     let n = NumUsers::from_f64(a.n)?;
+    // Before any O(n) work: --n above the simulation limit is refused at once.
+    blanket::simulate::check_run(n.get(), 1, false)?;
     let target = Target {
         eps: Epsilon::new(a.eps)?,
         delta: Delta::new(a.delta)?,

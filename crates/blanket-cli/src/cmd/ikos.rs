@@ -358,6 +358,16 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
     let n_arg = a.n.map(|n| n as usize);
+    if let Some(n) = a.n {
+        // Before the calibration (seconds at n = 1e12) and before the data is resized to n
+        // (O(n) work): the n m >= n shares fit in memory.
+        let limit = blanket::simulate::MAX_SHUFFLED_MESSAGES;
+        if n as u64 > limit {
+            usage_bail!("--n {n}: the simulation holds all n m shares (m >= 1 per client) in memory, at most {limit}; lower --n (calibrate ikos-sum has no such limit)");
+        }
+        let p = build(n as u64, eps, sigma)?;
+        check_simulated_shares(n as u64, p.ikos().shares())?;
+    }
     let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.run.seed)?;
     let n = users.len() as u64;
     if a.n.is_none() && !(2..=MAX_USERS).contains(&n) {

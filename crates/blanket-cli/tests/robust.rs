@@ -222,3 +222,32 @@ fn bad_flags_are_refused_before_any_side_effect_or_work() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 26, item 5: `compare sum` simulated every user (n = 1e7: 238 s, 2.3 GB; 1e12 ran
+/// on) and `bench --n 1e12` ran silently past a minute: both refuse at once, naming the cap;
+/// above 2^20 users compare sum gives the predicted MSE only and says why.
+#[test]
+fn runaway_sizes_are_capped() {
+    for (args, cap) in [
+        (
+            "compare sum --n 1e12 --eps 1 --delta 1e-13",
+            "34359738368 (2^35)",
+        ),
+        ("bench --n 1e12", "100000000 (1e8)"),
+    ] {
+        let t = std::time::Instant::now();
+        let (code, _, err) = run(&words(args));
+        assert_eq!(code, Some(2), "{args}: {err}");
+        assert!(err.contains(cap), "{args}: {err}");
+        assert!(t.elapsed().as_secs_f64() < 5.0, "{args}");
+    }
+    let t = std::time::Instant::now();
+    let v = json(&words("compare sum --n 4e6 --eps 1 --delta 1e-8 --json"));
+    assert!(t.elapsed().as_secs_f64() < 30.0, "{v}");
+    let why = v["not_observed"].as_str().expect("not_observed");
+    assert!(why.contains("1048576 (2^20)"), "{why}");
+    for row in v["protocols"].as_array().expect("rows") {
+        assert!(row["observed_mse"].is_null(), "{row}");
+        assert!(row["predicted_mse"].is_number(), "{row}");
+    }
+}

@@ -83,8 +83,9 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CompareCommand {
-    /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum, central discrete
-    /// Laplace, local randomized response.
+    /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum over a uniform shuffle
+    /// (ikos-sum) and over the alternating shuffler A^2_pi (ikos-sum-alternating), central
+    /// discrete Laplace, local randomized response.
     Sum(cmd::compare_sum::CompareSumArgs),
     /// Item frequencies: DPCS, DPDS, DPDG, TSS, TSS', the shuffle-model histogram and local
     /// GRR (error, trust, per-user and server cost).

@@ -251,3 +251,23 @@ fn runaway_sizes_are_capped() {
         assert!(row["predicted_mse"].is_number(), "{row}");
     }
 }
+
+/// Issue 26, item 12: `protocol run --help` said the alternating variant certifies the
+/// histogram only (vector-sum with t = 1 runs and is certified) and `compare sum --help`
+/// left out the ikos-sum-alternating row.
+#[test]
+fn help_texts_name_what_the_commands_do() {
+    let (code, out, _) = run(&words("protocol run --help"));
+    assert_eq!(code, Some(0));
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("alternating variant: histogram, and vector-sum with --t 1"),
+        "{flat}"
+    );
+    let (code, out, _) = run(&words("compare --help"));
+    assert_eq!(code, Some(0));
+    assert!(out.contains("ikos-sum-alternating"), "{out}");
+    let (code, out, _) = run(&words("compare sum --help"));
+    assert_eq!(code, Some(0));
+    assert!(out.contains("ikos-sum-alternating"), "{out}");
+}

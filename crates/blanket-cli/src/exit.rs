@@ -17,6 +17,20 @@ pub const USAGE: i32 = 2;
 /// Exit code when a result was printed but is not certified.
 pub const UNCERTIFIED: i32 = 3;
 
+/// The exit codes and their meanings (`blanket man` lists them).
+pub const CODES: [(i32, &str); 4] = [
+    (0, "success: every printed guarantee is certified"),
+    (RUNTIME, "runtime error (data file, computation, writing output)"),
+    (
+        USAGE,
+        "usage error (unknown flag, value out of range, missing or conflicting flags)",
+    ),
+    (
+        UNCERTIFIED,
+        "a result was printed but it is NOT certified (an uncertified method such as variation-ratio, or the method asked certifies nothing at these parameters)",
+    ),
+];
+
 /// The exit-code table for `--help`.
 pub const HELP: &str = "Exit codes:
   0  success: every printed guarantee is certified

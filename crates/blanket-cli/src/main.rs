@@ -8,6 +8,7 @@ mod bench_serve;
 mod cmd;
 mod data;
 mod exit;
+mod man;
 mod memory;
 mod numeric;
 mod output;
@@ -77,8 +78,14 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), e.g. `blanket man > blanket.1`.
-    Man,
+    /// Print the top-level man page (roff), e.g. `blanket man > blanket.1`; with --out DIR,
+    /// write a page per command and subcommand (blanket.1, blanket-calibrate.1,
+    /// blanket-calibrate-histogram.1, ...) into DIR.
+    Man {
+        /// Directory to write every page into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -189,10 +196,14 @@ fn run(cli: Cli) -> Result<()> {
             clap_complete::generate(shell, &mut command(), "blanket", &mut script);
             Ok(output::out(&script)?)
         }
-        Command::Man => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(command()).render(&mut page)?;
-            Ok(output::out(&page)?)
+        Command::Man { out: None } => {
+            let pages = man::pages(command())?;
+            Ok(output::out(&pages[0].1)?)
+        }
+        Command::Man { out: Some(dir) } => {
+            let names = man::write_all(command(), &dir)?;
+            crate::outln!("wrote {} man pages into {}", names.len(), dir.display());
+            Ok(())
         }
         Command::Bench(b) => match b.what {
             None => cmd::bench::run(&b.protocols),

@@ -271,3 +271,65 @@ fn help_texts_name_what_the_commands_do() {
     assert_eq!(code, Some(0));
     assert!(out.contains("ikos-sum-alternating"), "{out}");
 }
+
+/// Issue 26, item 11: `blanket man` listed 16 subcommand pages that did not exist and
+/// refilled the exit-code table into one paragraph. `man --out DIR` writes every page that
+/// any page lists, and each page lists the exit codes one per tagged paragraph.
+#[test]
+fn man_writes_every_page_it_lists() {
+    let dir = temp_dir("man");
+    let (code, out, err) = run(&["man", "--out", dir.to_str().expect("utf-8")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("man pages into"), "{out}");
+    let pages: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    for page in [
+        "blanket.1",
+        "blanket-calibrate.1",
+        "blanket-calibrate-histogram.1",
+        "blanket-protocol-run.1",
+        "blanket-man.1",
+    ] {
+        assert!(pages.iter().any(|p| p == page), "{page} missing: {pages:?}");
+    }
+    let mut listed = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page)).expect("read page");
+        for line in text.lines() {
+            let name = line.replace("\\-", "-");
+            if let Some(stem) = name
+                .strip_suffix("(1)")
+                .filter(|s| s.starts_with("blanket-"))
+            {
+                listed += 1;
+                assert!(
+                    pages.iter().any(|p| *p == format!("{stem}.1")),
+                    "{page} lists {stem}(1), not written: {pages:?}"
+                );
+            }
+        }
+        let exit = &text[text
+            .find(".SH \"EXIT STATUS\"")
+            .expect("EXIT STATUS section")..];
+        for code in ["0", "1", "2", "3"] {
+            assert!(
+                exit.contains(&format!(".TP\n\\fB{code}\\fR\n")),
+                "{page}: {exit}"
+            );
+        }
+    }
+    assert!(
+        listed >= pages.len() - 1,
+        "{listed} listed, {} pages",
+        pages.len()
+    );
+    let (code, top, _) = run(&["man"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        top,
+        std::fs::read_to_string(dir.join("blanket.1")).expect("blanket.1")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -142,6 +142,18 @@ fn values_that_do_not_fit_in_memory_are_refused_not_aborted() {
             "protocol run --clients 10 --protocol histogram --eps 1 --delta 1e-6 --domain 4e9",
             "--domain",
         ),
+        (
+            "compare frequency --n 1e4 --items 4e9 --eps 1 --delta 1e-6",
+            "--items",
+        ),
+        (
+            "simulate frequency --protocol dpcs --n 1e12 --items 100 --eps 1 --delta 1e-6",
+            "--n",
+        ),
+        (
+            "simulate frequency --protocol tss --n 1e4 --items 4e9 --eps 1 --delta 1e-6",
+            "--items",
+        ),
     ] {
         let (code, err, secs) = run_in(&dir, &words(args));
         assert_eq!(code, Some(2), "{args}: {err}");

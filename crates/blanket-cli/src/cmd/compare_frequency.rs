@@ -148,6 +148,13 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
     // Measured at n = 4e5 (100 items): about 800 bytes per user over all the protocols'
     // simulations, checked before any allocation (n = 1e12 asked for terabytes).
     crate::memory::check(
+        "--items",
+        p.items,
+        64.0,
+        64.0 * 1024.0 * 1024.0,
+        "about 64 bytes per item",
+    )?;
+    crate::memory::check(
         "--n",
         n,
         1024.0,

@@ -552,6 +552,30 @@ pub const VARIANCE_MEANING: &str = "variance of the estimated frequency psi_hat_
 pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
     let p = &a.params;
     let n = a.n.map(|n| n as usize);
+    // Memory before any allocation (n = 1e12 asked for 4 TB and aborted): the items and the
+    // per-item counts; TSS also holds its two-stage shares (about 200 bytes per user measured
+    // at n = 1e6, counted as 1 KiB).
+    crate::memory::check(
+        "--items",
+        p.items,
+        64.0,
+        64.0 * 1024.0 * 1024.0,
+        "about 64 bytes per item",
+    )?;
+    if let Some(n) = n {
+        let per_user = if a.protocol == FreqProtocol::Tss {
+            1024.0
+        } else {
+            16.0
+        };
+        crate::memory::check(
+            "--n",
+            n as u64,
+            per_user,
+            64.0 * p.items as f64 + 64.0 * 1024.0 * 1024.0,
+            &format!("about {per_user} bytes per user and 64 bytes per item"),
+        )?;
+    }
     let (data, prov) = load_items(p, n)?;
     let items = checked_items(p.items)?;
     let run = run_protocol(a.protocol, p, &data, a.mode)?;

@@ -190,7 +190,7 @@ pub fn run(json: bool) -> Result<()> {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "{}",
         table(
             &["method", "n", "eps0", "epsilon (delta=1e-6)", "seconds"],
@@ -215,7 +215,7 @@ pub fn run(json: bool) -> Result<()> {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "{}",
         table(
             &[

@@ -123,12 +123,12 @@ pub fn run(json: bool) -> Result<()> {
                 "reference_rust_verify_ms_per_ciphertext": REFERENCE_VERIFY_MS,
             }),
         );
-        println!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
+        crate::outln!("{}", serde_json::to_string_pretty(&Value::Object(obj))?);
         return Ok(());
     }
     let threads = rows.first().map(|b| b.threads).unwrap_or(1);
-    println!("Verifiable shuffle (ElGamal over ristretto255, Terelius-Wikstrom proof), ms per ciphertext");
-    println!(
+    crate::outln!("Verifiable shuffle (ElGamal over ristretto255, Terelius-Wikstrom proof), ms per ciphertext");
+    crate::outln!(
         "{:>7}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}",
         "n",
         "prove 1 thr",
@@ -139,7 +139,7 @@ pub fn run(json: bool) -> Result<()> {
         "prove total"
     );
     for b in &rows {
-        println!(
+        crate::outln!(
             "{:>7}  {:>12.4}  {:>12.4}  {:>12.4}  {:>12.4}  {:>12}  {:>9.2}s",
             b.n,
             b.prove_ms_single,
@@ -150,14 +150,14 @@ pub fn run(json: bool) -> Result<()> {
             b.prove_ms_single * b.n as f64 / 1e3
         );
     }
-    println!(
+    crate::outln!(
         "prove = re-randomize + permute + prove; verify = decode proof + verify. Target <= {TARGET_MS} ms \
          single-thread at n = 10,000; reference Rust implementation {REFERENCE_PROVE_MS} / {REFERENCE_VERIFY_MS} ms; \
          paper: 2-3 s per shuffling client at n = 10,000."
     );
-    println!("Bayer-Groth proof, ms per ciphertext");
+    crate::outln!("Bayer-Groth proof, ms per ciphertext");
     for b in &bg_rows {
-        println!(
+        crate::outln!(
             "{:>7}  {:>12.4}  {:>12.4}  {:>12.4}  {:>12.4}  {:>12}  {:>9.2}s",
             b.n,
             b.prove_ms_single,
@@ -169,13 +169,13 @@ pub fn run(json: bool) -> Result<()> {
         );
     }
     if let Some(b) = rows.last() {
-        println!(
+        crate::outln!(
             "n = {}: of prove, re-randomize + permute {:.4} ms; of verify, proof decoding {:.4} ms; \
              generator setup {:.4} ms (all threads, one-time).",
             b.n, b.shuffle_only_ms_single, b.decode_ms_single, b.generators_ms_all
         );
     }
-    println!(
+    crate::outln!(
         "client: encrypt with proof {:.1} us (of which encoding {:.1} us), relay check {:.1} us; \
          DKG {}-of-{}: {:.2} ms per member (deal {:.2} ms, verify and derive {:.2} ms).",
         client.encrypt_with_proof_us,

@@ -83,8 +83,8 @@ pub fn measure(tries: usize) -> Result<IkosThroughput> {
 }
 
 /// The human line of `blanket bench`.
-pub fn print(t: &IkosThroughput) {
-    println!(
+pub fn print(t: &IkosThroughput) -> anyhow::Result<()> {
+    crate::outln!(
         "IKOS split-and-mix, n = {}, m = {}, q = 2^{MODULUS_BITS}, one thread: {} M shares/s (share {:.3} s, shuffle {:.3} s, sum {:.3} s)",
         t.n,
         t.m,
@@ -93,4 +93,5 @@ pub fn print(t: &IkosThroughput) {
         t.seconds[1],
         t.seconds[2]
     );
+    Ok(())
 }

@@ -110,7 +110,7 @@ pub fn run(json: bool) -> Result<()> {
     if json {
         return print_json(&b);
     }
-    println!(
+    crate::outln!(
         "intake: {} reports/s ({} reports, {} in flight, {:.2} s, {:.2} CPU s: {} reports per \
          CPU s); last report to release: {} s",
         num(b.intake.reports_per_second),
@@ -121,7 +121,7 @@ pub fn run(json: bool) -> Result<()> {
         num(b.intake.reports_per_cpu_second),
         num(b.end_to_end.latency_seconds)
     );
-    println!(
+    crate::outln!(
         "bulk intake: {} reports/s ({} reports, {} per request, {} requests in flight, {:.2} s)",
         num(b.intake_bulk.reports_per_second),
         b.intake_bulk.reports,
@@ -131,14 +131,14 @@ pub fn run(json: bool) -> Result<()> {
     );
     if let (Some(c), Some(s)) = (b.intake.client_cpu_seconds, b.intake.server_cpu_seconds) {
         let us = |x: f64| x / b.intake.reports as f64 * 1e6;
-        println!(
+        crate::outln!(
             "intake CPU per report: {:.1} us server, {:.1} us load generator",
             us(s),
             us(c)
         );
     }
     if let Some(l) = b.load_average_1m {
-        println!("load average (1 min): {l:.2}");
+        crate::outln!("load average (1 min): {l:.2}");
     }
     Ok(())
 }

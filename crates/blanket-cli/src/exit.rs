@@ -18,6 +18,20 @@ pub const USAGE: i32 = 2;
 /// Exit code when a result was printed but is not certified.
 pub const UNCERTIFIED: i32 = 3;
 
+/// The exit codes and their meanings (`blanket man` lists them).
+pub const CODES: [(i32, &str); 4] = [
+    (0, "success: every printed guarantee is certified"),
+    (RUNTIME, "runtime error (data file, computation, writing output)"),
+    (
+        USAGE,
+        "usage error (unknown flag, value out of range, missing or conflicting flags)",
+    ),
+    (
+        UNCERTIFIED,
+        "a result was printed but it is NOT certified (an uncertified method such as variation-ratio, or the method asked certifies nothing at these parameters)",
+    ),
+];
+
 /// The exit-code table for `--help`.
 pub const HELP: &str = "Exit codes:
   0  success: every printed guarantee is certified
@@ -80,8 +94,14 @@ fn is_usage(c: &(dyn std::error::Error + 'static)) -> bool {
     use blanket::protocol::{
         IkosSumError, IkosVectorError, VectorCalibrationError, VectorSumError,
     };
+    use blanket::simulate::SimulationError;
     c.is::<Usage>()
         || c.is::<blanket::params::ParamError>()
+        // --n above the simulation limits (a flag's range, not a failure of the run)
+        || matches!(
+            c.downcast_ref::<SimulationError>(),
+            Some(SimulationError::TooManyUsers { .. } | SimulationError::ShuffleTooLarge { .. })
+        )
         || matches!(c.downcast_ref(), Some(IkosSumError::Param(_)))
         || matches!(c.downcast_ref(), Some(IkosVectorError::Param(_)))
         || matches!(c.downcast_ref(), Some(VectorCalibrationError::Param(_)))
@@ -108,8 +128,35 @@ pub fn render(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
+/// Prints the error on stderr and exits with its code. A failed write to stderr is
+/// ignored (there is nowhere left to report it); the exit code still tells.
+pub fn fail(e: &anyhow::Error) -> ! {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "error: {}", render(e));
+    std::process::exit(code(e))
+}
+
+/// Handles clap's parse outcome that is not a command: `--help` and `--version` are written
+/// through [`crate::output::out`] (exit code 0, or 1 when stdout cannot be written); usage
+/// errors go to stderr with exit code 2.
+pub fn clap_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    use std::io::IsTerminal;
+    let text = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if !text || std::io::stdout().is_terminal() {
+        // Usage errors (stderr, exit code 2) and help on a terminal (in colour): clap's own.
+        e.exit()
+    }
+    match crate::output::out(e.render().to_string().as_bytes()) {
+        Ok(()) => std::process::exit(0),
+        Err(w) => fail(&anyhow::Error::new(w)),
+    }
+}
+
 /// Restores the default action of SIGPIPE, so that writing to a closed pipe
-/// (`blanket ... | head`) ends the process quietly instead of panicking in `println!`.
+/// (`blanket ... | head`) ends the process quietly, killed by SIGPIPE (status 141 in a
+/// shell, never 0), as `cat` and `grep` do. Every other failed write to stdout (a full disk,
+/// `>&-`) is exit code 1 with a message ([`crate::output::out`]).
 pub fn quiet_broken_pipe() {
     #[cfg(unix)]
     // SAFETY: called once at the start of main, before any thread is spawned; SIG_DFL is a

@@ -8,12 +8,14 @@ mod bench_serve;
 mod cmd;
 mod data;
 mod exit;
+mod man;
+mod memory;
 mod numeric;
 mod output;
 mod plot;
 
 use anyhow::Result;
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -76,14 +78,21 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), e.g. `blanket man > blanket.1`.
-    Man,
+    /// Print the top-level man page (roff), e.g. `blanket man > blanket.1`; with --out DIR,
+    /// write a page per command and subcommand (blanket.1, blanket-calibrate.1,
+    /// blanket-calibrate-histogram.1, ...) into DIR.
+    Man {
+        /// Directory to write every page into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
 enum CompareCommand {
-    /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum, central discrete
-    /// Laplace, local randomized response.
+    /// Sums of reals in [0, 1]: single-message scalar sum, IKOS sum over a uniform shuffle
+    /// (ikos-sum) and over the alternating shuffler A^2_pi (ikos-sum-alternating), central
+    /// discrete Laplace, local randomized response.
     Sum(cmd::compare_sum::CompareSumArgs),
     /// Item frequencies: DPCS, DPDS, DPDG, TSS, TSS', the shuffle-model histogram and local
     /// GRR (error, trust, per-user and server cost).
@@ -120,16 +129,49 @@ struct BenchCryptoArgs {
 
 fn main() {
     exit::quiet_broken_pipe();
-    // clap reports usage errors itself, with exit code 2.
-    let cli = Cli::parse();
+    let mut cmd = command();
+    let cli = match cmd
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m))
+    {
+        Ok(cli) => cli,
+        Err(e) => exit::clap_error(e.format(&mut cmd)),
+    };
     match run(cli) {
-        Err(e) => {
-            eprintln!("error: {}", exit::render(&e));
-            std::process::exit(exit::code(&e));
-        }
+        Err(e) => exit::fail(&e),
         Ok(()) if exit::uncertified() => std::process::exit(exit::UNCERTIFIED),
         Ok(()) => {}
     }
+}
+
+/// The command tree of `blanket`, where every numeric flag takes a negative number as its
+/// value (`--clients -1`) instead of reading it as a flag, so that the flag's range check
+/// answers (exit code 2, naming the flag and its range).
+fn command() -> clap::Command {
+    fn negative_numbers(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            if numeric(&a) {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negative_numbers)
+    }
+    negative_numbers(Cli::command())
+}
+
+/// Whether a flag's value is a number (its parser yields an integer or a float).
+fn numeric(a: &clap::Arg) -> bool {
+    let t = a.get_value_parser().type_id();
+    macro_rules! any_of {
+        ($($ty:ty),*) => {
+            false $(|| t == clap::builder::ValueParser::new(
+                |_: &str| -> Result<$ty, String> { Err(String::new()) }
+            ).type_id())*
+        };
+    }
+    any_of!(f64, f32, u8, u16, u32, u64, usize, i32, i64)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -149,12 +191,18 @@ fn run(cli: Cli) -> Result<()> {
         Command::Submit(a) => cmd::submit::run(&a),
         Command::Client(c) => cmd::client::run(&c),
         Command::Completions { shell } => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "blanket", &mut std::io::stdout());
-            Ok(())
+            // Generated in memory (the generator panics on a failed write), then written.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command(), "blanket", &mut script);
+            Ok(output::out(&script)?)
         }
-        Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+        Command::Man { out: None } => {
+            let pages = man::pages(command())?;
+            Ok(output::out(&pages[0].1)?)
+        }
+        Command::Man { out: Some(dir) } => {
+            let names = man::write_all(command(), &dir)?;
+            crate::outln!("wrote {} man pages into {}", names.len(), dir.display());
             Ok(())
         }
         Command::Bench(b) => match b.what {
@@ -164,5 +212,64 @@ fn run(cli: Cli) -> Result<()> {
             Some(BenchCommand::Accounting(a)) => bench_accounting::run(a.json),
             Some(BenchCommand::Serve(a)) => bench_serve::run(a.json),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 26, item 8: `--clients -1` was "unexpected argument '-1' found". Every numeric
+    /// flag of every subcommand takes -1 as its value: the parse either succeeds (the range
+    /// check of the command answers) or fails naming the flag, never as an unknown argument.
+    #[test]
+    fn every_numeric_flag_takes_a_negative_number_as_its_value() {
+        fn walk(c: &clap::Command, path: &mut Vec<String>, seen: &mut Vec<String>) {
+            for a in c.get_arguments().filter(|a| numeric(a)) {
+                let Some(long) = a.get_long() else {
+                    continue;
+                };
+                let mut argv = vec!["blanket".to_string()];
+                argv.extend(path.iter().cloned());
+                argv.extend([format!("--{long}"), "-1".to_string()]);
+                if let Err(e) = command().try_get_matches_from(&argv) {
+                    use clap::error::ErrorKind;
+                    let text = e.to_string();
+                    assert!(
+                        !matches!(
+                            e.kind(),
+                            ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand
+                        ) && !text.contains("unexpected argument"),
+                        "{argv:?}: {text}"
+                    );
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+                    ) {
+                        assert!(text.contains(&format!("--{long}")), "{argv:?}: {text}");
+                    }
+                }
+                seen.push(argv.join(" "));
+            }
+            for sub in c.get_subcommands() {
+                path.push(sub.get_name().to_string());
+                walk(sub, path, seen);
+                path.pop();
+            }
+        }
+        let mut seen = Vec::new();
+        walk(&command(), &mut Vec::new(), &mut seen);
+        for flag in [
+            "protocol run --clients",
+            "protocol run --dropout",
+            "bench --n",
+        ] {
+            assert!(
+                seen.iter()
+                    .any(|s| s.starts_with(&format!("blanket {flag} "))),
+                "{flag} not walked: {seen:?}"
+            );
+        }
+        assert!(seen.len() > 100, "{}", seen.len());
     }
 }

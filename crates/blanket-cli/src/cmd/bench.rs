@@ -23,7 +23,7 @@ use std::time::Instant;
 /// Arguments of `blanket bench`.
 #[derive(Args, Clone)]
 pub struct BenchProtocolsArgs {
-    /// Users per measurement.
+    /// Users per measurement (2 to 1e8).
     #[arg(long, default_value_t = 1e7, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Categories of the histogram.
@@ -172,10 +172,22 @@ where
     })
 }
 
+/// The most users per measurement: 10^8. Each protocol runs at least 12 passes over the n
+/// users (warm-up and best of blocks of runs), three protocols in all, so 10^8 users take
+/// minutes on 2 cores (the default 10^7, seconds); 10^12 would run for days.
+pub const MAX_USERS: u64 = 100_000_000;
+
 /// Runs `blanket bench` (protocols).
 pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
     let n = NumUsers::from_f64(a.n)?;
+    if n.get() > MAX_USERS {
+        crate::usage_bail!(
+            "--n must be at most {MAX_USERS} (1e8) users per measurement for bench, got {}: each protocol runs at least 12 passes over the n users",
+            crate::output::echo(a.n)
+        );
+    }
     let users = n.get() as usize;
+    let pb = super::common::spinner("bench", a.json);
     let m = DomainSize::new(a.domain)?;
     let target = Target {
         eps: Epsilon::new(1.0)?,
@@ -199,6 +211,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         .collect::<Result<_, _>>()?;
 
     let (h, hc) = Histogram::calibrate(m, &target, acct.as_ref())?;
+    pb.set_message(format!("bench: histogram, {n} users per run"));
     let histogram = measure(
         users,
         || h.aggregator(),
@@ -215,6 +228,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         convention: Default::default(),
     };
     let (p, pc) = ScalarSum::calibrate(shape, &target, acct.as_ref())?;
+    pb.set_message(format!("bench: scalar-sum, {n} users per run"));
     let scalar_sum = measure(
         users,
         || p.aggregator(),
@@ -244,6 +258,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         .map(|_| (gen.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
         .collect();
     let pool = UnitVectors::from_flat(d, &pool_values)?;
+    pb.set_message(format!("bench: vector-sum, {n} users per run"));
     let vector_sum = measure(
         users,
         || vs.aggregator(),
@@ -259,12 +274,14 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
         },
         serde_json::json!({"d": d, "t": 1, "k": 3, "gamma": vc.gamma.get(), "eps": 1.0, "delta": 1e-8}),
     )?;
+    pb.set_message("bench: ikos-sum, 10^6 users");
     let report = BenchReport {
         histogram,
         scalar_sum,
         vector_sum,
         ikos_sum: crate::bench_ikos::measure(3)?,
     };
+    pb.finish_and_clear();
     if a.json {
         return print_json(&report);
     }
@@ -277,11 +294,11 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
             t.threads.to_string(),
         ]
     };
-    println!(
+    crate::outln!(
         "Client randomizer (ChaCha12 CSPRNG from the OS) + aggregation, n = {} users, best of at least {BLOCK} runs in alternating blocks",
         n
     );
-    println!(
+    crate::outln!(
         "{}",
         table(
             &[
@@ -298,7 +315,7 @@ pub fn run(a: &BenchProtocolsArgs) -> Result<()> {
             ]
         )
     );
-    crate::bench_ikos::print(&report.ikos_sum);
+    crate::bench_ikos::print(&report.ikos_sum)?;
     Ok(())
 }
 

@@ -213,11 +213,11 @@ impl ShowCalibration for CalibrationReport {
         if json {
             return print_json(self);
         }
-        println!("{}", kv_table("Calibration", &self.rows()));
-        println!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::outln!("{}", kv_table("Calibration", &self.rows()));
+        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
         if !self.alternatives.is_empty() {
             let rows: Vec<Vec<String>> = self.alternatives.iter().map(figures_row).collect();
-            println!(
+            crate::outln!(
                 "{}",
                 crate::output::table(
                     &["method", "gamma", "k", "t", "predicted MSE", "error"],
@@ -226,7 +226,7 @@ impl ShowCalibration for CalibrationReport {
             );
         }
         for n in &self.notes {
-            println!("note: {n}");
+            crate::outln!("note: {n}");
         }
         Ok(())
     }

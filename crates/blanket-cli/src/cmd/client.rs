@@ -190,7 +190,7 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                 .context("client run")?;
             pb.finish_and_clear();
             if a.json {
-                println!(
+                crate::outln!(
                     "{}",
                     serde_json::json!({
                         "index": rep.index,
@@ -207,11 +207,11 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                     })
                 );
             } else {
-                println!(
+                crate::outln!(
                     "client {} of task {}: {} requests handled, {} B sent, {} B received ({} B / {} B on the wire)",
                     rep.index, st.task, rep.requests, rep.bytes_sent, rep.bytes_received, rep.wire_sent, rep.wire_received
                 );
-                println!(
+                crate::outln!(
                     "run: {} after {} rounds{}",
                     if st.delivered {
                         "delivered"
@@ -269,7 +269,7 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             }
             let report = simulate(&rt, &a.relay, &task, &cfg, opts, a.json)?;
-            print_simulation(&report, a.json);
+            print_simulation(&report, a.json)?;
             Ok(())
         }
     }
@@ -309,7 +309,7 @@ pub fn simulate(
     report.context("simulated clients")
 }
 
-fn print_simulation(r: &SimulationReport, json: bool) {
+fn print_simulation(r: &SimulationReport, json: bool) -> Result<()> {
     let st = &r.status;
     let sent: u64 = r.clients.iter().map(|c| c.bytes_sent).sum();
     let recv: u64 = r.clients.iter().map(|c| c.bytes_received).sum();
@@ -332,7 +332,7 @@ fn print_simulation(r: &SimulationReport, json: bool) {
         .unwrap_or(0);
     let n = r.clients.len().max(1) as f64;
     if json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::json!({
                 "task": st.task,
@@ -352,7 +352,7 @@ fn print_simulation(r: &SimulationReport, json: bool) {
             })
         );
     } else {
-        println!(
+        crate::outln!(
             "task {}: {} after {} rounds in {:.1} s{}",
             st.task,
             if st.delivered {
@@ -367,19 +367,19 @@ fn print_simulation(r: &SimulationReport, json: bool) {
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default()
         );
-        println!(
+        crate::outln!(
             "cheaters named: {}; silent: {}; client transport failures: {}",
             st.cheaters.len(),
             st.silent.len(),
             r.failures.len()
         );
-        println!(
+        crate::outln!(
             "bytes per client (envelopes): worst {worst}, average {:.0}; on the wire incl. HTTP: worst {wire_worst}, average {:.0}",
             (sent + recv) as f64 / n,
             wire as f64 / n
         );
         if let Some(rel) = &st.release {
-            println!(
+            crate::outln!(
                 "release ({}): certified (eps {}, delta {:e}) for the n' = {} honest, present users (target {}, {:e}; {}); predicted RMSE per count {:.2}",
                 rel.protocol,
                 rel.certified_epsilon,
@@ -390,7 +390,8 @@ fn print_simulation(r: &SimulationReport, json: bool) {
                 rel.method,
                 rel.predicted_rmse
             );
-            println!("estimate: {:?}", rel.estimate);
+            crate::outln!("estimate: {:?}", rel.estimate);
         }
     }
+    Ok(())
 }

@@ -117,3 +117,30 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<()> {
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
+
+/// Checks a `--plot FILE.png` path before any computation: a file name ending in `.png`
+/// (the only format written), not an existing directory, in a directory that can be
+/// created and written (a usage error, exit code 2, names the flag).
+pub fn plot_file(flag: &str, path: &std::path::Path) -> Result<()> {
+    let png = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if path.is_dir() || !png {
+        crate::usage_bail!(
+            "{flag} must name a PNG file (FILE.png), got {}{}",
+            path.display(),
+            if path.is_dir() { " (a directory)" } else { "" }
+        );
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        writable_dir(dir).map_err(|e| {
+            anyhow::Error::new(crate::exit::Usage(format!(
+                "{flag} {}: {}",
+                path.display(),
+                crate::exit::render(&e)
+            )))
+        })?;
+    }
+    Ok(())
+}

@@ -20,7 +20,8 @@ use std::path::PathBuf;
 /// Arguments of `compare sum`.
 #[derive(Args)]
 pub struct CompareSumArgs {
-    /// Number of users.
+    /// Number of users (2 to 2^35; the observed MSE is simulated up to 2^20 users, above
+    /// it the rows give the predicted MSE only).
     #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
     /// Target epsilon (> 0, natural log).
@@ -92,6 +93,8 @@ pub struct CompareSum {
     pub mse_meaning: &'static str,
     /// One row per protocol.
     pub protocols: Vec<ProtocolRow>,
+    /// Why no row has an observed MSE (n above [`OBSERVED_MAX_USERS`]), or null.
+    pub not_observed: Option<String>,
 }
 
 /// alpha = A / 2^40 >= e^(-eps/p) rounded up as in the core.
@@ -111,8 +114,28 @@ fn precision(n: u64) -> u64 {
     p
 }
 
+/// The most users whose errors `compare sum` observes by simulation: 2^20 (about 1e6; at
+/// n = 1e6 the five rows take seconds per repetition and about 300 MB; n = 1e7 took 238 s
+/// and 2.3 GB). Above it the rows give the predicted MSE only (exact closed forms, any n up to
+/// 2^48) and say so: the observed columns are empty and `reason` names this limit.
+pub const OBSERVED_MAX_USERS: u64 = 1 << 20;
+
+/// The most users `compare sum` takes: 2^35 (as `simulate`), where its calibrations take
+/// seconds; at n = 1e12 they took about a minute.
+pub const MAX_USERS: u64 = blanket::simulate::MAX_USERS;
+
+/// The data the observed errors are simulated on: values, users, true sum.
+struct Observed<'a> {
+    values: &'a [blanket::params::UnitValue],
+    users: &'a crate::data::Users<f64>,
+    truth: f64,
+}
+
 /// Runs `compare sum`.
 pub fn compare(a: &CompareSumArgs) -> Result<()> {
+    if let Some(path) = &a.plot {
+        super::common::plot_file("--plot", path)?;
+    }
     let eps = check_eps(a.eps)?;
     let all = NumUsers::from_f64(a.n)?.get();
     let honest = a.present.honest(all)?;
@@ -124,12 +147,34 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
     };
     super::common::warn_delta(a.delta, all);
     let n = all;
-    let (users, prov) = unit_data(None, Some(n as usize), a.seed)?;
-    let (values, truth) = prepared(&users)?;
+    if n > MAX_USERS {
+        crate::usage_bail!(
+            "--n must be at most {MAX_USERS} (2^35) for compare sum, got {n}: its five calibrations take about a minute at 1e12 (calibrate one protocol at any n up to 2^48)"
+        );
+    }
     let pb = super::common::spinner("comparing", a.json);
+    // The observed errors are simulated up to OBSERVED_MAX_USERS users (no O(n) work above).
+    let simulated = n <= OBSERVED_MAX_USERS;
+    let data = if simulated {
+        pb.set_message("compare sum: preparing the data");
+        let (users, prov) = unit_data(None, Some(n as usize), a.seed)?;
+        let (values, truth) = prepared(&users)?;
+        Some((users, prov, values, truth))
+    } else {
+        None
+    };
+    let observed = data.as_ref().map(|(users, _, values, truth)| Observed {
+        values,
+        users,
+        truth: *truth,
+    });
+    let not_observed = format!(
+        "observed MSE not simulated: n = {n} is above {OBSERVED_MAX_USERS} (2^20) users, the limit of compare sum's simulations (predicted MSE: exact at any n; simulate scalar-sum or ikos-sum for one protocol at larger n)"
+    );
     let mut rows = Vec::new();
 
     // Single-message scalar sum, calibrated by the core calibrator.
+    pb.set_message("compare sum: calibrating scalar-sum");
     let (sp, scal): (_, CalibrationReport) =
         cal_cmd::scalar_sum(None, false, &target, resolve(a.accountant).as_ref())?;
     let run = RunArgs {
@@ -147,11 +192,21 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         scal.method
     );
     let predicted = scal.predicted_mse;
-    let (sim, _) = simulate_scalar_sum(&sp, &users, scal, prov.clone(), &run)?;
+    let observed_scalar = match &data {
+        Some((users, prov, _, _)) => {
+            pb.set_message("compare sum: simulating scalar-sum");
+            Some(
+                simulate_scalar_sum(&sp, users, scal, prov.clone(), &run)?
+                    .0
+                    .mse,
+            )
+        }
+        None => None,
+    };
     rows.push(ProtocolRow {
         name: "scalar-sum",
         predicted_mse: Some(predicted),
-        observed_mse: Some(sim.mse),
+        observed_mse: observed_scalar,
         messages_per_user: Some(1),
         bytes_per_user: Some(element_bytes(u128::from(k) + 1)),
         trust: "a uniform shuffler hides which user sent each message; analyzer untrusted",
@@ -162,14 +217,16 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
     // IKOS sum over one uniform shuffle, then over the alternating shuffler A^2_pi.
     let sigma = sigma_for_delta(eps, a.delta)?;
     let uniform = build(n, eps, sigma, honest)?;
-    rows.push(ikos_row(&uniform, sigma, &values, &users, truth, a)?);
+    pb.set_message("compare sum: ikos-sum");
+    rows.push(ikos_row(&uniform, sigma, n, observed.as_ref(), a)?);
+    pb.set_message("compare sum: ikos-sum-alternating");
     let alternating = if a.present.all_present() {
         uniform.over_alternating().map_err(|e| e.to_string())
     } else {
         Err("not certified with --dropout or --malicious: the alternating share count (m_required_alternating) is not analysed for absent or malicious cells".to_string())
     };
     rows.push(match alternating {
-        Ok(alt) => ikos_row(&alt, sigma, &values, &users, truth, a)?,
+        Ok(alt) => ikos_row(&alt, sigma, n, observed.as_ref(), a)?,
         Err(e) => ProtocolRow {
             name: IKOS_ALTERNATING,
             predicted_mse: None,
@@ -191,17 +248,22 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
     let dlap_var = 2.0 * alpha / ((1.0 - alpha) * (1.0 - alpha));
     let central_pred = (dlap_var + 0.25) / (pf * pf);
     let noise = Polya::new(1, an, 1 << 40)?;
-    let sq: Vec<f64> = (0..a.reps)
-        .map(|rep| {
-            let mut rng = simulation_stream(a.seed ^ 0xce47_ca1d, u64::from(rep));
-            let s = ((truth * pf).round() as i64 + noise.sample_difference(&mut rng)) as f64 / pf;
-            (s - truth).powi(2)
-        })
-        .collect();
+    let central_observed = observed.as_ref().map(|o| {
+        let truth = o.truth;
+        let sq: Vec<f64> = (0..a.reps)
+            .map(|rep| {
+                let mut rng = simulation_stream(a.seed ^ 0xce47_ca1d, u64::from(rep));
+                let s =
+                    ((truth * pf).round() as i64 + noise.sample_difference(&mut rng)) as f64 / pf;
+                (s - truth).powi(2)
+            })
+            .collect();
+        mean_ci(&sq).0
+    });
     rows.push(ProtocolRow {
         name: "central-discrete-laplace",
         predicted_mse: Some(central_pred),
-        observed_mse: Some(mean_ci(&sq).0),
+        observed_mse: central_observed,
         messages_per_user: Some(1),
         bytes_per_user: Some(8),
         trust: "a trusted curator sees every raw value",
@@ -218,34 +280,39 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
     let keep = e / (1.0 + e);
     let scale = (e + 1.0) / (e - 1.0);
     let rr_pred = n as f64 * scale * scale / 4.0;
-    let sq = (0..a.reps)
-        .map(|rep| {
-            use rand_core::RngCore;
-            use rayon::prelude::*;
-            const CHUNK: u64 = 1 << 16;
-            let est: f64 = (0..n.div_ceil(CHUNK))
-                .into_par_iter()
-                .map(|c| {
-                    let mut rng =
-                        simulation_stream(a.seed ^ 0x0ca1_0ca1, (u64::from(rep) << 32) | c);
-                    let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                    (c * CHUNK..((c + 1) * CHUNK).min(n))
-                        .map(|i| {
-                            let x = values[users.pick.row(i)].get();
-                            let b = unit() < x;
-                            let y = if unit() < keep { b } else { !b };
-                            (f64::from(u8::from(y)) * (e + 1.0) - 1.0) / (e - 1.0)
-                        })
-                        .sum::<f64>()
-                })
-                .sum();
-            (est - truth).powi(2)
-        })
-        .collect::<Vec<_>>();
+    pb.set_message("compare sum: local-randomized-response");
+    let rr_observed = observed.as_ref().map(|o| {
+        let (values, users, truth) = (o.values, o.users, o.truth);
+        let sq = (0..a.reps)
+            .map(|rep| {
+                use rand_core::RngCore;
+                use rayon::prelude::*;
+                const CHUNK: u64 = 1 << 16;
+                let est: f64 = (0..n.div_ceil(CHUNK))
+                    .into_par_iter()
+                    .map(|c| {
+                        let mut rng =
+                            simulation_stream(a.seed ^ 0x0ca1_0ca1, (u64::from(rep) << 32) | c);
+                        let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                        (c * CHUNK..((c + 1) * CHUNK).min(n))
+                            .map(|i| {
+                                let x = values[users.pick.row(i)].get();
+                                let b = unit() < x;
+                                let y = if unit() < keep { b } else { !b };
+                                (f64::from(u8::from(y)) * (e + 1.0) - 1.0) / (e - 1.0)
+                            })
+                            .sum::<f64>()
+                    })
+                    .sum();
+                (est - truth).powi(2)
+            })
+            .collect::<Vec<_>>();
+        mean_ci(&sq).0
+    });
     rows.push(ProtocolRow {
         name: "local-randomized-response",
         predicted_mse: Some(rr_pred),
-        observed_mse: Some(mean_ci(&sq).0),
+        observed_mse: rr_observed,
         messages_per_user: Some(1),
         bytes_per_user: Some(1),
         trust: "none: each report is eps-DP on its own (local model)",
@@ -253,6 +320,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         note: "randomized rounding to a bit, then binary randomized response; worst case n (e^eps+1)^2 / (4 (e^eps-1)^2) (Warner 1965; Wang et al., USENIX Security 2017); pure eps-LDP (the observed error uses a floating-point coin: a simulation, not a deployment)".into(),
     });
     if let Some(path) = &a.plot {
+        pb.set_message("compare sum: plot");
         plot_against_n(path, eps, a.delta, a.accountant)?;
     }
     pb.finish_and_clear();
@@ -265,6 +333,7 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         seed: a.seed,
         mse_meaning: "squared error of the estimated sum of the n values; predicted = worst case over data (or an upper bound), observed = mean over repetitions on the embedded ECG data resized to n",
         protocols: rows,
+        not_observed: (!simulated).then_some(not_observed),
     };
     if a.json {
         return print_json(&report);
@@ -285,18 +354,18 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "Sums at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
         echo(eps),
         echo(a.delta),
         a.reps,
         a.seed
     );
-    println!(
+    crate::outln!(
         "certified for: {} (scalar-sum and ikos-sum rows; --dropout/--malicious as in protocol run)",
         super::ikos::certified_for(n, honest)
     );
-    println!(
+    crate::outln!(
         "{}",
         table(
             &[
@@ -311,9 +380,12 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         )
     );
     for r in &report.protocols {
-        println!("{}: {}", r.name, r.note);
+        crate::outln!("{}: {}", r.name, r.note);
     }
-    println!("MSE: {}", report.mse_meaning);
+    crate::outln!("MSE: {}", report.mse_meaning);
+    if let Some(why) = &report.not_observed {
+        crate::outln!("note: {why}");
+    }
     Ok(())
 }
 
@@ -331,23 +403,24 @@ const ALTERNATING_TRUST: &str = "the alternating shuffler A^2_pi (public uniform
 fn ikos_row(
     p: &blanket::protocol::IkosSum,
     sigma: u32,
-    values: &[blanket::params::UnitValue],
-    users: &crate::data::Users<f64>,
-    truth: f64,
+    n: u64,
+    data: Option<&Observed>,
     a: &CompareSumArgs,
 ) -> Result<ProtocolRow> {
-    let n = users.len() as u64;
     let c = IkosCalibration::of(&p.report());
-    let simulated = n.saturating_mul(u64::from(c.m)) <= blanket::simulate::MAX_SHUFFLED_MESSAGES;
-    let observed = if simulated {
-        let mut sq = Vec::new();
-        for rep in 0..a.reps {
-            let est = ikos_repetition(p, values, users, a.seed, rep)?;
-            sq.push((est - truth).powi(2));
+    let data = data
+        .filter(|_| n.saturating_mul(u64::from(c.m)) <= blanket::simulate::MAX_SHUFFLED_MESSAGES);
+    let simulated = data.is_some();
+    let observed = match data {
+        Some(o) => {
+            let mut sq = Vec::new();
+            for rep in 0..a.reps {
+                let est = ikos_repetition(p, o.values, o.users, a.seed, rep)?;
+                sq.push((est - o.truth).powi(2));
+            }
+            Some(mean_ci(&sq).0)
         }
-        Some(mean_ci(&sq).0)
-    } else {
-        None
+        None => None,
     };
     let alternating = p.is_alternating();
     let same = if simulated {
@@ -390,7 +463,7 @@ fn ikos_row(
             c.q.trailing_zeros(),
             c.m,
             up(c.delta),
-            if simulated {
+            if simulated || n > OBSERVED_MAX_USERS {
                 ""
             } else {
                 "; not simulated (n m shares exceed the simulator's memory limit)"

@@ -90,6 +90,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         return super::service_demo::run(a);
     }
     let n = NumUsers::from_f64(a.n)?;
+    // Before any O(n) work: --n above the simulation limit is refused at once.
+    blanket::simulate::check_run(n.get(), 1, false)?;
     let target = Target {
         eps: Epsilon::new(a.eps)?,
         delta: Delta::new(a.delta)?,
@@ -157,7 +159,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     } else {
         format!("{n} users, the first {n} of the {} readings", mv.len())
     };
-    println!(
+    crate::outln!(
         "blanket demo: {drawn} of an ECG (MIT-BIH record 208),\n\
          one reading per user, clipped to the public range {lo} to {hi} mV (fixed in advance,\n\
          not taken from the data). Each user randomizes locally (privacy-blanket GRR, a ChaCha12\n\
@@ -169,7 +171,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         a.seed
     );
     if run.no_shuffle {
-        println!(
+        crate::outln!(
             "(n is above the in-memory shuffler's {} messages: the permutation was skipped; the analyzer is order-free, so the estimates are identical)\n",
             blanket::simulate::MAX_SHUFFLED_MESSAGES
         );
@@ -203,8 +205,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             ]
         })
         .collect();
-    println!("Histogram of readings ({} bins), one run:", m);
-    println!(
+    crate::outln!("Histogram of readings ({} bins), one run:", m);
+    crate::outln!(
         "{}",
         table(&["mV", "true count", "estimate", "error"], &rows)
     );
@@ -218,7 +220,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         / vals.len() as f64;
     let est_mean = sum.first_repetition.number("mean").unwrap_or(f64::NAN);
     let to_mv = |u: f64| lo + u * (hi - lo);
-    println!(
+    crate::outln!(
         "\nMean reading, one run: true {:.5} mV, estimated {:.5} mV (error {:+.5} mV)\n",
         to_mv(truth_mean),
         to_mv(est_mean),
@@ -254,7 +256,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             num(sum.mse.sqrt()),
         ],
     ];
-    println!(
+    crate::outln!(
         "{}",
         table(
             &[
@@ -288,16 +290,16 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         }
         None => "NOT CERTIFIED (a release is not certified)".to_string(),
     };
-    println!(
+    crate::outln!(
         "Both releases are computed on the same users: together they are {together}.\n\
          Each row above is the guarantee of that release alone."
     );
-    println!(
+    crate::outln!(
         "RMSE: histogram, of a count (averaged over bins); scalar sum, of the sum of the n values\n\
          in [0, 1] units. Observed over {} repetitions; predicted from the exact variance.",
         run.reps
     );
-    println!(
+    crate::outln!(
         "{}",
         kv_table(
             "Time",

@@ -333,7 +333,7 @@ fn vector_sum(a: &ExpVectorSumArgs) -> Result<()> {
     if a.json {
         return print_json(&serde_json::json!({ "seconds": seconds, "rows": all_rows }));
     }
-    println!(
+    crate::outln!(
         "vector-sum experiment: {} sweep(s), {} points, {} repetitions each, {:.2} s; results in {}",
         sweeps.len(),
         all_rows.len(),
@@ -342,11 +342,11 @@ fn vector_sum(a: &ExpVectorSumArgs) -> Result<()> {
         a.out.display()
     );
     if !font {
-        println!(
+        crate::outln!(
             "note: no TrueType font found (set BLANKET_FONT to a .ttf file): plots have no text"
         );
     }
-    println!("see {}", a.out.join("summary.md").display());
+    crate::outln!("see {}", a.out.join("summary.md").display());
     Ok(())
 }
 

@@ -573,6 +573,30 @@ pub const VARIANCE_MEANING: &str = "variance of the estimated frequency psi_hat_
 pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
     let p = &a.params;
     let n = a.n.map(|n| n as usize);
+    // Memory before any allocation (n = 1e12 asked for 4 TB and aborted): the items and the
+    // per-item counts; TSS also holds its two-stage shares (about 200 bytes per user measured
+    // at n = 1e6, counted as 1 KiB).
+    crate::memory::check(
+        "--items",
+        p.items,
+        64.0,
+        64.0 * 1024.0 * 1024.0,
+        "about 64 bytes per item",
+    )?;
+    if let Some(n) = n {
+        let per_user = if a.protocol == FreqProtocol::Tss {
+            1024.0
+        } else {
+            16.0
+        };
+        crate::memory::check(
+            "--n",
+            n as u64,
+            per_user,
+            64.0 * p.items as f64 + 64.0 * 1024.0 * 1024.0,
+            &format!("about {per_user} bytes per user and 64 bytes per item"),
+        )?;
+    }
     let (data, prov) = load_items(p, n)?;
     let items = checked_items(p.items)?;
     let run = run_protocol(a.protocol, p, &data, a.mode)?;
@@ -630,7 +654,7 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
     if p.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{}",
         kv_table(
             &format!("simulate frequency: {}", out.protocol),
@@ -679,30 +703,30 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
         .enumerate()
         .map(|(j, ((t, e), v))| vec![j.to_string(), num(*t), num(*e), num(v.sqrt())])
         .collect();
-    println!(
+    crate::outln!(
         "First repetition{}\n{}",
         if items > 20 { " (first 20 items)" } else { "" },
         table(&["item", "true psi", "estimate", "predicted sd"], &rows)
     );
-    println!("Data: {} ({})", out.data.source, out.data.selection);
-    println!("Trust: {}", out.trust);
+    crate::outln!("Data: {} ({})", out.data.source, out.data.selection);
+    crate::outln!("Trust: {}", out.trust);
     if !viol.is_empty() {
-        println!(
+        crate::outln!(
             "VIOLATION: {} items have fewer than beta n holders; NO guarantee for their holders (released because of --allow-violations).",
             viol.len()
         );
     }
-    println!("{DATA_DEPENDENT}");
+    crate::outln!("{DATA_DEPENDENT}");
     for note in &run.report.notes {
-        println!("- {note}");
+        crate::outln!("- {note}");
     }
     if !certified {
-        println!(
+        crate::outln!(
             "NOT CERTIFIED: {}; exit code 3",
             uncertified_reason(&run.report)
         );
     }
-    println!("Variance: {VARIANCE_MEANING}");
+    crate::outln!("Variance: {VARIANCE_MEANING}");
     Ok(())
 }
 

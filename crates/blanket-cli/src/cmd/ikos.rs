@@ -221,10 +221,10 @@ impl ShowIkos for IkosCalibration {
         if json {
             return print_json(self);
         }
-        println!("{}", kv_table("Calibration (IKOS sum)", &self.rows()));
-        println!("predicted MSE: {}", self.predicted_mse_meaning);
-        println!("assumes: {}", self.assumes);
-        println!("note: {}", self.calibration);
+        crate::outln!("{}", kv_table("Calibration (IKOS sum)", &self.rows()));
+        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::outln!("assumes: {}", self.assumes);
+        crate::outln!("note: {}", self.calibration);
         Ok(())
     }
 }
@@ -454,6 +454,16 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     let eps = check_eps(a.eps)?;
     let sigma = a.sigma.sigma(eps)?;
     let n_arg = a.n.map(|n| n as usize);
+    if let Some(n) = a.n {
+        // Before the calibration (seconds at n = 1e12) and before the data is resized to n
+        // (O(n) work): the n m >= n shares fit in memory.
+        let limit = blanket::simulate::MAX_SHUFFLED_MESSAGES;
+        if n as u64 > limit {
+            usage_bail!("--n {n}: the simulation holds all n m shares (m >= 1 per client) in memory, at most {limit}; lower --n (calibrate ikos-sum has no such limit)");
+        }
+        let p = build(n as u64, eps, sigma)?;
+        check_simulated_shares(n as u64, p.ikos().shares())?;
+    }
     let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.run.seed)?;
     let n = users.len() as u64;
     if a.n.is_none() && !(2..=MAX_USERS).contains(&n) {
@@ -515,7 +525,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         return print_json(&report);
     }
     report.calibration.print(false)?;
-    println!();
+    crate::outln!();
     let rows = vec![
         (
             "data",
@@ -551,8 +561,8 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         ),
         ("seconds", format!("{seconds:.3}")),
     ];
-    println!("{}", kv_table("Simulation", &rows));
-    println!(
+    crate::outln!("{}", kv_table("Simulation", &rows));
+    crate::outln!(
         "MSE: squared error of the estimated sum of the n values (divide by n^2 for the mean)"
     );
     Ok(())

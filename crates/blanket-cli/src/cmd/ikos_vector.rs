@@ -184,9 +184,9 @@ impl IkosVectorCalibration {
             ("predicted MSE (vector)", num(self.predicted_mse)),
             ("bytes per client", self.bytes_per_user.to_string()),
         ];
-        println!("{}", kv_table("Calibration (IKOS vector)", &rows));
-        println!("predicted MSE: {}", self.predicted_mse_meaning);
-        println!("assumes: {}", self.assumes);
+        crate::outln!("{}", kv_table("Calibration (IKOS vector)", &rows));
+        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::outln!("assumes: {}", self.assumes);
         Ok(())
     }
 }
@@ -513,7 +513,7 @@ impl IkosVectorSimulation {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        println!();
+        crate::outln!();
         let rows = vec![
             (
                 "data",
@@ -548,8 +548,8 @@ impl IkosVectorSimulation {
             ),
             ("seconds", format!("{:.3}", self.seconds)),
         ];
-        println!("{}", kv_table("Simulation", &rows));
-        println!("MSE: {}", self.mse_meaning);
+        crate::outln!("{}", kv_table("Simulation", &rows));
+        crate::outln!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }
@@ -623,6 +623,13 @@ pub fn simulate_vector(a: &SimIkosVectorArgs) -> Result<()> {
         usage_bail!("--d must be an integer from 1 to {MAX_DIM}, got {}", a.d);
     }
     let n_arg = a.n.map(|n| n as usize);
+    if let Some(n) = a.n {
+        // Before the data and the calibration (seconds at n = 1e12): n d m >= n d shares.
+        let limit = blanket::simulate::MAX_SHUFFLED_MESSAGES;
+        if (n as u64).saturating_mul(a.d) > limit {
+            usage_bail!("--n {n} with --d {}: the simulation holds all n d m shares (m >= 1) in memory, at most {limit}; lower --n or --d (calibrate has no such limit)", a.d);
+        }
+    }
     let (rows, pick, prov) = data_usage(
         &a.data,
         super::simulate::vector_rows(&a.data, a.d, n_arg, a.run.seed, crate::data::Header::Auto),

@@ -1,5 +1,6 @@
 //! `blanket serve`: run the shuffler, the analyzer, or both (a demo) over HTTP.
 
+use crate::usage_bail;
 use anyhow::{bail, Context, Result};
 use blanket_server::{Role, ServeConfig, ALL_IN_ONE_WARNING};
 use clap::{Args, ValueEnum};
@@ -82,10 +83,9 @@ fn read_token_file(path: &Path) -> Result<String> {
     Ok(token.to_string())
 }
 
-/// Creates `path` holding a fresh random token, readable by its owner only.
-fn create_token_file(path: &Path) -> Result<String> {
+/// Creates `path` holding `token`, readable by its owner only.
+fn create_token_file(path: &Path, token: &str) -> Result<()> {
     use std::io::Write;
-    let token = blanket_server::server::fresh_token()?;
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -98,7 +98,7 @@ fn create_token_file(path: &Path) -> Result<String> {
         .with_context(|| format!("cannot create the admin token file {}", path.display()))?;
     writeln!(f, "{token}")
         .with_context(|| format!("cannot write the admin token file {}", path.display()))?;
-    Ok(token)
+    Ok(())
 }
 
 /// The admin token for a client command (`task create|release`): `--admin-token-file`, else
@@ -121,18 +121,32 @@ pub fn client_admin_token(file: Option<&Path>) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// The admin token `blanket serve` uses (roles analyzer and all) and where it is:
-/// `--admin-token-file` (created if missing), else BLANKET_ADMIN_TOKEN, else
-/// ./blanket-admin-token (created if missing).
-fn server_admin_token(file: Option<&Path>) -> Result<(String, String)> {
-    let from_file = |p: &Path| -> Result<(String, String)> {
+/// The admin token `blanket serve` uses (roles analyzer, all and relay).
+struct AdminToken {
+    token: String,
+    /// Where it is, for the log line (never the token itself).
+    source: String,
+    /// The file to create holding the fresh token, once the server has started (so a
+    /// failed start leaves no file behind).
+    create: Option<PathBuf>,
+}
+
+/// The admin token `blanket serve` uses and where it is: `--admin-token-file` (created if
+/// missing), else BLANKET_ADMIN_TOKEN, else ./blanket-admin-token (created if missing).
+fn server_admin_token(file: Option<&Path>) -> Result<AdminToken> {
+    let from_file = |p: &Path| -> Result<AdminToken> {
         if p.exists() {
-            Ok((read_token_file(p)?, format!("read from {}", p.display())))
+            Ok(AdminToken {
+                token: read_token_file(p)?,
+                source: format!("read from {}", p.display()),
+                create: None,
+            })
         } else {
-            Ok((
-                create_token_file(p)?,
-                format!("generated into {} (mode 0600)", p.display()),
-            ))
+            Ok(AdminToken {
+                token: blanket_server::server::fresh_token()?,
+                source: format!("generated into {} (mode 0600)", p.display()),
+                create: Some(p.to_path_buf()),
+            })
         }
     };
     if let Some(f) = file {
@@ -142,9 +156,55 @@ fn server_admin_token(file: Option<&Path>) -> Result<(String, String)> {
         .ok()
         .filter(|t| !t.is_empty())
     {
-        return Ok((t, format!("from the environment ({ADMIN_TOKEN_ENV})")));
+        return Ok(AdminToken {
+            token: t,
+            source: format!("from the environment ({ADMIN_TOKEN_ENV})"),
+            create: None,
+        });
     }
     from_file(Path::new(DEFAULT_ADMIN_TOKEN_FILE))
+}
+
+/// Checks the flags before anything is written (token file, database) or bound: the
+/// peer flags each role needs, the database URL's scheme and the form of `--listen`
+/// (usage errors, exit code 2).
+fn validate(a: &ServeArgs, role: Role) -> Result<()> {
+    let missing = |flag: &str, what: &str| -> Result<()> {
+        usage_bail!("--role {} needs {flag} ({what})", role.name())
+    };
+    let given = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+    match role {
+        Role::Shuffler if !given(&a.analyzer) => {
+            missing("--analyzer URL", "the analyzer's base URL")?
+        }
+        Role::Analyzer if !given(&a.shuffler) => missing(
+            "--shuffler URL",
+            "the shuffler's base URL, as clients reach it",
+        )?,
+        Role::Shuffler | Role::Analyzer if !given(&a.peer_token) => missing(
+            "--peer-token (or BLANKET_PEER_TOKEN)",
+            "the secret the shuffler and the analyzer share",
+        )?,
+        _ => {}
+    }
+    let db = a.db.as_str();
+    if !(db.starts_with("sqlite:")
+        || db.starts_with("postgres://")
+        || db.starts_with("postgresql://"))
+    {
+        usage_bail!("--db must be a sqlite: URL (sqlite://PATH) or a postgres:// URL, got {db}");
+    }
+    let listen_ok = a.listen.parse::<std::net::SocketAddr>().is_ok()
+        || a.listen
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !listen_ok {
+        usage_bail!(
+            "--listen must be HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free port), got {}",
+            a.listen
+        );
+    }
+    Ok(())
 }
 
 /// Builds the runtime the service commands run on.
@@ -158,6 +218,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 /// Runs `blanket serve` until the process is stopped.
 pub fn run(a: &ServeArgs) -> Result<()> {
     let role: Role = a.role.into();
+    validate(a, role)?;
     let peer_url = match role {
         Role::Shuffler => a.analyzer.clone(),
         Role::Analyzer => a.shuffler.clone(),
@@ -168,23 +229,9 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         eprintln!("{ALL_IN_ONE_WARNING}");
         eprintln!("{}", "!".repeat(78));
     }
-    let admin_token = match role {
-        Role::Analyzer | Role::All => {
-            let (token, source) = server_admin_token(a.admin_token_file.as_deref())?;
-            // Where the token is, never the token itself.
-            eprintln!(
-                "admin token (task create and release): {source}; `blanket task create|release` \
-                 read it with --admin-token-file PATH or {ADMIN_TOKEN_ENV}"
-            );
-            Some(token)
-        }
-        Role::Relay => {
-            let (token, source) = server_admin_token(a.admin_token_file.as_deref())?;
-            eprintln!(
-                "admin token (relay task create): {source}; `blanket client run --simulate N` \
-                 without --task reads it with --admin-token-file PATH or {ADMIN_TOKEN_ENV}"
-            );
-            Some(token)
+    let admin = match role {
+        Role::Analyzer | Role::All | Role::Relay => {
+            Some(server_admin_token(a.admin_token_file.as_deref())?)
         }
         Role::Shuffler => None,
     };
@@ -193,7 +240,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         db: a.db.clone(),
         peer_url,
         peer_token: a.peer_token.clone(),
-        admin_token,
+        admin_token: admin.as_ref().map(|t| t.token.clone()),
         lease_seconds: Some(a.lease_seconds),
     };
     runtime()?.block_on(async {
@@ -201,8 +248,29 @@ pub fn run(a: &ServeArgs) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", a.listen))?;
         let running = blanket_server::start(config, listener).await?;
+        if let Some(t) = &admin {
+            if let Some(path) = &t.create {
+                create_token_file(path, &t.token)?;
+            }
+            // Where the token is, never the token itself.
+            let (what, how) = if role == Role::Relay {
+                (
+                    "relay task create",
+                    "`blanket client run --simulate N` without --task reads it",
+                )
+            } else {
+                (
+                    "task create and release",
+                    "`blanket task create|release` read it",
+                )
+            };
+            eprintln!(
+                "admin token ({what}): {}; {how} with --admin-token-file PATH or {ADMIN_TOKEN_ENV}",
+                t.source
+            );
+        }
         // One line on stdout, for scripts and tests that start the server on port 0.
-        println!("listening on {} as {}", running.url, role.name());
+        crate::outln!("listening on {} as {}", running.url, role.name());
         running.wait().await.context("server stopped")?;
         Ok(())
     })

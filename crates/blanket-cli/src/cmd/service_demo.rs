@@ -167,7 +167,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "trust_separated": false,
         }));
     }
-    println!(
+    crate::outln!(
         "Service demo: {n} simulated users (embedded ECG, {bins} bins) submitted sealed reports \
          to the shuffler on loopback; one shuffled batch reached the analyzer; {:.2} s end to end.",
         seconds
@@ -182,7 +182,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         .enumerate()
         .map(|(i, (&t, &e))| vec![i.to_string(), t.to_string(), num(e)])
         .collect();
-    println!(
+    crate::outln!(
         "{}",
         table(&["bin", "true count", "released estimate"], &rows)
     );
@@ -192,7 +192,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         .map(|(&t, &e)| (e - t as f64).powi(2))
         .sum::<f64>()
         / truth.len().max(1) as f64;
-    println!(
+    crate::outln!(
         "{}",
         kv_table(
             "Release",

@@ -196,18 +196,18 @@ pub fn run(a: &SubmitArgs) -> Result<()> {
     if a.json {
         return print_json(&summary);
     }
-    println!(
+    crate::outln!(
         "accepted (durably stored by the shuffler): {}",
         summary.accepted
     );
     if summary.duplicates > 0 {
-        println!(
+        crate::outln!(
             "duplicates (already stored, counted once): {}",
             summary.duplicates
         );
     }
     for (reason, n) in &summary.refused {
-        println!("refused ({reason}): {n}");
+        crate::outln!("refused ({reason}): {n}");
     }
     Ok(())
 }

@@ -242,7 +242,7 @@ pub fn run(c: &TaskCommand) -> Result<()> {
             if a.json {
                 return print_json(&serde_json::json!({ "task_url": url, "params": params }));
             }
-            print_params(&url, &params);
+            print_params(&url, &params)?;
             Ok(())
         }
         TaskCommand::List(a) => {
@@ -270,7 +270,7 @@ pub fn run(c: &TaskCommand) -> Result<()> {
                     ]
                 })
                 .collect();
-            println!(
+            crate::outln!(
                 "{}",
                 table(
                     &[
@@ -300,8 +300,8 @@ pub fn run(c: &TaskCommand) -> Result<()> {
             if a.json {
                 return print_json(&serde_json::json!({ "params": params, "status": view }));
             }
-            print_params(&a.task, &params);
-            println!(
+            print_params(&a.task, &params)?;
+            crate::outln!(
                 "{}",
                 kv_table(
                     "Status",
@@ -337,13 +337,13 @@ pub fn run(c: &TaskCommand) -> Result<()> {
             if a.json {
                 return print_json(&rel);
             }
-            print_release(&rel);
+            print_release(&rel)?;
             Ok(())
         }
     }
 }
 
-fn print_params(url: &str, p: &ClientParams) {
+fn print_params(url: &str, p: &ClientParams) -> Result<()> {
     let c = &p.config;
     let mut rows = vec![
         ("task URL", url.to_string()),
@@ -400,12 +400,13 @@ fn print_params(url: &str, p: &ClientParams) {
         ),
         ("deadline (unix)", p.deadline_unix.to_string()),
     ]);
-    println!("{}", kv_table("Task", &rows));
+    crate::outln!("{}", kv_table("Task", &rows));
+    Ok(())
 }
 
 /// Prints a release as a table.
-pub fn print_release(r: &Release) {
-    println!(
+pub fn print_release(r: &Release) -> Result<()> {
+    crate::outln!(
         "{}",
         kv_table(
             &format!("Release {} of task {}", r.release_id, r.task_id),
@@ -439,6 +440,7 @@ pub fn print_release(r: &Release) {
             ]
         )
     );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -236,7 +236,7 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{k} rounds of ({}, {})-DP, {}: ({}, {})-DP",
         echo(eps),
         echo(cd),
@@ -323,7 +323,7 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{k} rounds of {} with eps0 = {}, shuffled among n = {n} users ({} curve), delta = {}:",
         match r {
             LocalRandomizer::Generic { .. } => "a generic eps0-LDP randomizer".to_string(),
@@ -333,20 +333,20 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
         method.name(),
         echo(total)
     );
-    println!(
+    crate::outln!(
         "  pld, whole curve composed:     eps = {} ({:.3} s, grid step {})",
         up(res.pld_eps),
         res.pld_seconds,
         up(res.step)
     );
     match res.kov {
-        Some((kov, e1, d1)) => println!(
+        Some((kov, e1, d1)) => crate::outln!(
             "  kov, best per-round (eps1, delta1) = ({}, {}): eps = {}",
             up(e1),
             up(d1),
             up(kov)
         ),
-        None => println!("  kov: no per-round split of the curve gives a guarantee"),
+        None => crate::outln!("  kov: no per-round split of the curve gives a guarantee"),
     }
     Ok(())
 }

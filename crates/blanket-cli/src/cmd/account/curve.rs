@@ -156,8 +156,8 @@ pub fn run(a: &CurveArgs) -> Result<()> {
             "variation-ratio (NOT certified)"
         }
     }));
-    println!("{}", table(&header, &rows));
-    println!(
+    crate::outln!("{}", table(&header, &rows));
+    crate::outln!(
         "wrote {} and {}{} (variation-ratio is not certified, shown for comparison: see docs/accounting.md)",
         path.display(),
         png.display(),

@@ -132,7 +132,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
         return print_json(&out);
     }
     if certified {
-        println!(
+        crate::outln!(
             "largest eps0 per user (a setting, rounded down): {} (shuffled eps = {} at delta = {}, certified by {})",
             down(eps0),
             up(g.epsilon),
@@ -140,7 +140,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
             g.method
         );
     } else {
-        println!(
+        crate::outln!(
             "NOT CERTIFIED: {} is not a certified bound; under it eps0 = {} would give eps = {} at delta = {} (comparison only, no guarantee)",
             g.method,
             down(eps0),
@@ -405,7 +405,7 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message (local DP) {}, eps0 per user (local DP guarantee) {}, certified by {}",
         out.protocol,
         echo(a.eps),
@@ -471,7 +471,7 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "{}: n = {n} users reach normalized MSE {} <= {} at (eps = {}, delta = {}) (gamma = {}{}, certified by {})",
         out.protocol,
         num(out.normalized_mse),

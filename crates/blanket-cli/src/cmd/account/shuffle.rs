@@ -49,7 +49,7 @@ pub fn run(a: &ShuffleArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    crate::outln!(
         "shuffled {} with eps0 = {}, n = {}, delta = {}",
         match r {
             LocalRandomizer::Generic { .. } => "generic eps0-LDP randomizer".to_string(),
@@ -76,24 +76,24 @@ pub fn run(a: &ShuffleArgs) -> Result<()> {
                 ]
             })
             .collect();
-        println!(
+        crate::outln!(
             "{}",
             table(&["method", "epsilon", "valid", "seconds", "reason"], &rows)
         );
         if let Ok(e) = Method::VariationRatio.accountant().epsilon(&r, n, delta) {
-            println!(
+            crate::outln!(
                 "(variation-ratio, not certified, for comparison only: {})",
                 up(e)
             );
         }
     }
     match (&out.certified_by, out.certified) {
-        (Some(m), true) => println!(
+        (Some(m), true) => crate::outln!(
             "eps = {} (certified by {m}; {:.3} s)",
             up(out.epsilon.unwrap_or(f64::NAN)),
             out.seconds
         ),
-        _ => println!("NOT CERTIFIED: {}", out.reason.clone().unwrap_or_default()),
+        _ => crate::outln!("NOT CERTIFIED: {}", out.reason.clone().unwrap_or_default()),
     }
     Ok(())
 }

@@ -104,7 +104,8 @@ pub struct ProtocolRunArgs {
     pub messages: Option<u32>,
     /// Run a DP protocol over the shuffle and end with its estimate and certified guarantee
     /// for the honest, present users only (amortized variant: histogram, vector-sum,
-    /// ikos-sum; alternating variant: histogram, with the malicious cells placed at worst).
+    /// ikos-sum; alternating variant: histogram, and vector-sum with --t 1, with the
+    /// malicious cells placed at worst).
     #[arg(long, value_enum)]
     pub protocol: Option<DpProtocol>,
     /// Target epsilon of --protocol (> 0, natural log).

@@ -104,8 +104,36 @@ enum Payload {
     Ikos(payload::IkosRun),
 }
 
+/// Memory of an in-memory run per client and message (keys, ciphertexts, proofs, the
+/// relay's copies), rounded up from runs measured at n = 200 and 800 (about 10 KB per client
+/// plus 9 KB per extra message): checked before any allocation, so that a `--clients` the
+/// machine cannot hold is refused (exit code 2) instead of aborting.
+const BYTES_PER_CLIENT_MESSAGE: f64 = 12_288.0;
+
+/// Refuses `--clients` when n clients sending `messages` each would not fit in memory.
+fn check_memory(n: u32, messages: u32) -> Result<()> {
+    crate::memory::check(
+        "--clients",
+        u64::from(n),
+        BYTES_PER_CLIENT_MESSAGE * f64::from(messages.max(1)),
+        64.0 * 1024.0 * 1024.0,
+        &format!("about 12 KiB per client and message, {messages} message(s) per client"),
+    )
+}
+
 fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     let n = a.clients()?;
+    check_memory(n, a.messages.unwrap_or(1))?;
+    if a.protocol == Some(DpProtocol::Histogram) {
+        // The true and estimated counts and the aggregator: about 40 bytes per category.
+        crate::memory::check(
+            "--domain",
+            a.domain,
+            48.0,
+            0.0,
+            "about 48 bytes per category",
+        )?;
+    }
     let base = a.params(a.messages.unwrap_or(1))?.params;
     a.check_protocol()?;
     let (payload, inputs): (Option<Payload>, Vec<Vec<u64>>) = match a.protocol {
@@ -188,6 +216,7 @@ fn run_protocol(a: &ProtocolRunArgs) -> Result<()> {
     if let Some(m) = a.messages.filter(|&m| m != messages) {
         usage_bail!("--messages = {m} differs from the {messages} messages per client of this --protocol (leave --messages out)");
     }
+    check_memory(n, messages)?;
     let resolved = a.params(messages)?;
     let params = resolved.params;
     let cfg = SimConfig::random(

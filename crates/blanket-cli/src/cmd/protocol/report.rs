@@ -475,29 +475,32 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         ));
     }
     let title = format!("blanket protocol run ({} shuffler)", j.variant);
-    println!("{}", kv_table(&title, &rows));
+    crate::outln!("{}", kv_table(&title, &rows));
     if let Some(note) = &j.key_committees_note {
-        println!("note: {note}");
+        crate::outln!("note: {note}");
     }
-    println!(
+    crate::outln!(
         "privacy of a protocol over this shuffler covers the {} honest, present users (n - dropout bound - malicious bound)",
         j.blanket_users
     );
-    println!("trust: {}", j.trust);
+    crate::outln!("trust: {}", j.trust);
     for c in &j.cheaters {
-        println!(
+        crate::outln!(
             "  named: client {} in round {} ({}): {}",
-            c.client, c.round, c.phase, c.offence
+            c.client,
+            c.round,
+            c.phase,
+            c.offence
         );
     }
     if let Some(h) = &j.histogram {
-        println!(
+        crate::outln!(
             "histogram over {} categories (gamma {}): RMSE {} per category against the accepted clients' categories",
             h.domain,
             num(h.gamma),
             num(h.rmse)
         );
-        println!(
+        crate::outln!(
             "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(h.certified_epsilon),
             crate::output::up(h.certified_delta),
@@ -507,7 +510,7 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             crate::output::up(j.shuffle_failure)
         );
         if let Some(b) = &h.alternating {
-            println!(
+            crate::outln!(
                 "  over the alternating shuffler: certified by the {}; worst case over grids of {} to {} cells with at most {} malicious, placed anywhere (worst row: {} good cells; {} other full rows; at most {} bad cells per column on average)",
                 b.bound,
                 b.honest_cells_min,
@@ -520,14 +523,14 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         }
     }
     if let Some(v) = &j.vector_sum {
-        println!(
+        crate::outln!(
             "vector sum, d = {}, t = {}, k = {}, gamma {}: estimated sum {:?}; true sum of the honest, present clients {:?} (of all accepted clients {:?}); mean-vector squared error {} (predicted {}); one malicious client shifts a coordinate by at most {}",
             v.d, v.t, v.k, num(v.gamma), v.estimate_sum.iter().map(|x| num(*x)).collect::<Vec<_>>(),
             v.truth_sum_honest.iter().map(|x| num(*x)).collect::<Vec<_>>(),
             v.truth_sum_accepted.iter().map(|x| num(*x)).collect::<Vec<_>>(),
             num(v.mse_mean), num(v.predicted_mse_mean), num(v.malicious_shift_per_client)
         );
-        println!(
+        crate::outln!(
             "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(v.certified_epsilon),
             crate::output::up(v.certified_delta),
@@ -538,13 +541,13 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         );
     }
     if let Some(k) = &j.ikos_sum {
-        println!(
+        crate::outln!(
             "IKOS sum, p = {}, q = 2^{}, m = {} shares (split-and-mix {}-secure for the {} honest, present users needs {}): estimate {}; true sum of the honest, present clients {} (of all accepted clients {}); predicted RMSE {}; one malicious client can move the estimate by up to q/p = {}",
             k.precision, k.modulus_bits, k.shares, k.sigma, k.users, k.shares_required_blanket,
             num(k.estimate), num(k.truth_honest), num(k.truth_accepted), num(k.predicted_rmse),
             num(k.malicious_shift_per_client)
         );
-        println!(
+        crate::outln!(
             "certified: ({}, {})-DP for the {} honest, present users ({}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(k.certified_epsilon),
             crate::output::up(k.certified_delta),

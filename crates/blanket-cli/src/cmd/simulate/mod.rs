@@ -215,9 +215,9 @@ impl SimulationReport {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        println!();
+        crate::outln!();
         if let Some(d) = detail {
-            println!("{d}");
+            crate::outln!("{d}");
         }
         let mut rows = vec![
             (
@@ -241,8 +241,8 @@ impl SimulationReport {
         if let Some(b) = self.paper_bound_mse {
             rows.insert(6, ("paper's bound (Thm 4.6 / Sec. 4.5)", num(b)));
         }
-        println!("{}", kv_table("Simulation", &rows));
-        println!("MSE: {}", self.mse_meaning);
+        crate::outln!("{}", kv_table("Simulation", &rows));
+        crate::outln!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }
@@ -356,8 +356,13 @@ fn enough_rows(n: Option<f64>, rows: usize, prov: &Provenance) -> Result<()> {
 
 /// Validates `--n` before any data is resized to it.
 fn users_arg(n: Option<f64>) -> Result<Option<usize>> {
-    n.map(|n| Ok(NumUsers::from_f64(n)?.get() as usize))
-        .transpose()
+    n.map(|n| {
+        let n = NumUsers::from_f64(n)?.get();
+        // Before any O(n) work: refused at once rather than after the data is resized.
+        blanket::simulate::check_run(n, 1, false)?;
+        Ok(n as usize)
+    })
+    .transpose()
 }
 
 /// Categories shown in the human table of the first repetition (all when m is at most this).

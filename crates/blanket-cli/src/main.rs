@@ -7,6 +7,7 @@ mod bench_ikos;
 mod bench_serve;
 mod cmd;
 mod data;
+mod deprecated;
 mod exit;
 mod numeric;
 mod output;
@@ -122,6 +123,13 @@ fn main() {
     exit::quiet_broken_pipe();
     // clap reports usage errors itself, with exit code 2.
     let cli = Cli::parse();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for w in deprecated::warnings(&args) {
+        eprintln!("{w}");
+    }
     match run(cli) {
         Err(e) => {
             eprintln!("error: {}", exit::render(&e));

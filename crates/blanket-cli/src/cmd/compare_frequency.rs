@@ -355,7 +355,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             ]
         })
         .collect();
-    println!(
+    crate::println_wrapped!(
         "Frequencies of N = {} items at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
         p.items,
         echo(p.eps),
@@ -363,8 +363,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         p.reps,
         p.seed
     );
-    println!("Data: {} ({})", report.data.source, report.data.selection);
-    println!(
+    crate::println_wrapped!("Data: {} ({})", report.data.source, report.data.selection);
+    crate::println_wrapped!(
         "{}",
         table(
             &[
@@ -378,13 +378,16 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         )
     );
     for r in &report.protocols {
-        println!(
+        crate::println_wrapped!(
             "{}: {}. Trust: {}. {}",
-            r.name, r.guarantee, r.trust, r.note
+            r.name,
+            r.guarantee,
+            r.trust,
+            r.note
         );
     }
     if !report.violations.is_empty() {
-        println!(
+        crate::println_wrapped!(
             "VIOLATION: {} items have fewer than beta n holders; DPCS/DPDS/TSS give NO guarantee to their holders (released because of --allow-violations): {}",
             report.violations.len(),
             report
@@ -396,8 +399,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                 .join(", ")
         );
     }
-    println!("{DATA_DEPENDENT}");
-    println!(
+    crate::println_wrapped!("{DATA_DEPENDENT}");
+    crate::println_wrapped!(
         "DPDS/DPDG crossover (seed): DPDG has the smaller worst-case variance for n > {}{}",
         num(report.dpds_dpdg_crossover_n),
         report
@@ -420,7 +423,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                 ]
             })
             .collect();
-        println!(
+        crate::println_wrapped!(
             "Plot points (one item held by all n users: the worst case psi = 1)\n{}",
             table(
                 &["protocol", "n", "reps", "predicted", "observed", "ratio"],
@@ -428,7 +431,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             )
         );
     }
-    println!("Variance: {}", report.variance_meaning);
+    crate::println_wrapped!("Variance: {}", report.variance_meaning);
     Ok(())
 }
 

@@ -271,14 +271,14 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
             ]
         })
         .collect();
-    println!(
+    crate::println_wrapped!(
         "Sums at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
         echo(eps),
         echo(a.delta),
         a.reps,
         a.seed
     );
-    println!(
+    crate::println_wrapped!(
         "{}",
         table(
             &[
@@ -293,9 +293,9 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         )
     );
     for r in &report.protocols {
-        println!("{}: {}", r.name, r.note);
+        crate::println_wrapped!("{}: {}", r.name, r.note);
     }
-    println!("MSE: {}", report.mse_meaning);
+    crate::println_wrapped!("MSE: {}", report.mse_meaning);
     Ok(())
 }
 

@@ -157,7 +157,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     } else {
         format!("{n} users, the first {n} of the {} readings", mv.len())
     };
-    println!(
+    crate::println_wrapped!(
         "blanket demo: {drawn} of an ECG (MIT-BIH record 208),\n\
          one reading per user, clipped to the public range {lo} to {hi} mV (fixed in advance,\n\
          not taken from the data). Each user randomizes locally (privacy-blanket GRR, a ChaCha12\n\
@@ -169,7 +169,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         a.seed
     );
     if run.no_shuffle {
-        println!(
+        crate::println_wrapped!(
             "(n is above the in-memory shuffler's {} messages: the permutation was skipped; the analyzer is order-free, so the estimates are identical)\n",
             blanket::simulate::MAX_SHUFFLED_MESSAGES
         );
@@ -203,8 +203,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             ]
         })
         .collect();
-    println!("Histogram of readings ({} bins), one run:", m);
-    println!(
+    crate::println_wrapped!("Histogram of readings ({} bins), one run:", m);
+    crate::println_wrapped!(
         "{}",
         table(&["mV", "true count", "estimate", "error"], &rows)
     );
@@ -218,7 +218,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         / vals.len() as f64;
     let est_mean = sum.first_repetition.number("mean").unwrap_or(f64::NAN);
     let to_mv = |u: f64| lo + u * (hi - lo);
-    println!(
+    crate::println_wrapped!(
         "\nMean reading, one run: true {:.5} mV, estimated {:.5} mV (error {:+.5} mV)\n",
         to_mv(truth_mean),
         to_mv(est_mean),
@@ -254,7 +254,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             num(sum.mse.sqrt()),
         ],
     ];
-    println!(
+    crate::println_wrapped!(
         "{}",
         table(
             &[
@@ -288,16 +288,16 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         }
         None => "NOT CERTIFIED (a release is not certified)".to_string(),
     };
-    println!(
+    crate::println_wrapped!(
         "Both releases are computed on the same users: together they are {together}.\n\
          Each row above is the guarantee of that release alone."
     );
-    println!(
+    crate::println_wrapped!(
         "RMSE: histogram, of a count (averaged over bins); scalar sum, of the sum of the n values\n\
          in [0, 1] units. Observed over {} repetitions; predicted from the exact variance.",
         run.reps
     );
-    println!(
+    crate::println_wrapped!(
         "{}",
         kv_table(
             "Time",

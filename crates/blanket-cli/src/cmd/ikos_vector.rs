@@ -168,9 +168,9 @@ impl IkosVectorCalibration {
             ("predicted MSE (vector)", num(self.predicted_mse)),
             ("bytes per client", self.bytes_per_user.to_string()),
         ];
-        println!("{}", kv_table("Calibration (IKOS vector)", &rows));
-        println!("predicted MSE: {}", self.predicted_mse_meaning);
-        println!("assumes: {}", self.assumes);
+        crate::println_wrapped!("{}", kv_table("Calibration (IKOS vector)", &rows));
+        crate::println_wrapped!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::println_wrapped!("assumes: {}", self.assumes);
         Ok(())
     }
 }
@@ -188,6 +188,9 @@ fn build(
     }
     let dim = usize::try_from(d).unwrap_or(usize::MAX);
     IkosVector::new(input, n, dim, eps, sigma).map_err(|e| {
+        if let IkosVectorError::Param(p @ ParamError::OutOfRange { field: "dim", .. }) = e {
+            return super::common::flag_error(p, &[("dim", dim_flag)]);
+        }
         let flag = match &e {
             IkosVectorError::Param(ParamError::OutOfRange { field: "dim", .. }) => {
                 dim_flag.to_string()
@@ -317,14 +320,14 @@ pub struct IkosVectorSimulation {
     pub calibration: IkosVectorCalibration,
 }
 
-/// `--shuffler alternating`: the same protocol over A^2_pi (certified m per coordinate).
+/// `--variant alternating`: the same protocol over A^2_pi (certified m per coordinate).
 fn with_shuffler(v: IkosVector, s: IkosShuffler, n: u64) -> Result<IkosVector> {
     if s != IkosShuffler::Alternating {
         return Ok(v);
     }
     v.over_alternating().map_err(|e| {
         anyhow::Error::new(crate::exit::Usage(format!(
-            "--shuffler alternating with --n {n}: {e}"
+            "--variant alternating with --n {n}: {e}"
         )))
     })
 }
@@ -481,7 +484,7 @@ impl IkosVectorSimulation {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        println!();
+        crate::println_wrapped!();
         let rows = vec![
             (
                 "data",
@@ -516,8 +519,8 @@ impl IkosVectorSimulation {
             ),
             ("seconds", format!("{:.3}", self.seconds)),
         ];
-        println!("{}", kv_table("Simulation", &rows));
-        println!("MSE: {}", self.mse_meaning);
+        crate::println_wrapped!("{}", kv_table("Simulation", &rows));
+        crate::println_wrapped!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }

@@ -45,6 +45,18 @@ pub enum RandomizerKind {
     Krr,
 }
 
+impl RandomizerKind {
+    /// The one default of every `account` subcommand: k-RR when `--domain` is given, a generic
+    /// eps0-LDP randomizer otherwise.
+    pub fn or_default(kind: Option<Self>, domain: Option<u64>) -> Self {
+        kind.unwrap_or(if domain.is_some() {
+            RandomizerKind::Krr
+        } else {
+            RandomizerKind::Generic
+        })
+    }
+}
+
 /// The largest local eps0 the CLI accepts: beyond it a randomizer is essentially
 /// deterministic (k-RR's blanket probability is below 1e-43) and the accountants' f64
 /// arithmetic has nothing left to certify.

@@ -209,7 +209,7 @@ impl VectorRun {
             certified_epsilon: g.epsilon,
             certified_delta: g.delta,
             method: match &self.bound {
-                None => format!("{:?}", g.method),
+                None => g.method.name().to_string(),
                 Some(b) => format!("alternating-bad-cells ({})", b.bound),
             },
             estimate_sum: est.sum,

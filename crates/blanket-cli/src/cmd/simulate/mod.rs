@@ -215,9 +215,9 @@ impl SimulationReport {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        println!();
+        crate::println_wrapped!();
         if let Some(d) = detail {
-            println!("{d}");
+            crate::println_wrapped!("{d}");
         }
         let mut rows = vec![
             (
@@ -241,8 +241,8 @@ impl SimulationReport {
         if let Some(b) = self.paper_bound_mse {
             rows.insert(6, ("paper's bound (Thm 4.6 / Sec. 4.5)", num(b)));
         }
-        println!("{}", kv_table("Simulation", &rows));
-        println!("MSE: {}", self.mse_meaning);
+        crate::println_wrapped!("{}", kv_table("Simulation", &rows));
+        crate::println_wrapped!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }

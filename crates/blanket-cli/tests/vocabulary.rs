@@ -361,3 +361,50 @@ fn former_flag_names_warn_and_keep_working() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("deprecated"), "{err}");
 }
+
+/// Error messages name the flag the user typed, in the flag's own words, and echo a huge
+/// value compactly: no Rust-internal names (`DpdsMode::Fast`, `dim`, `frac_bits`, `alpha`
+/// for --dropout, `Some(..)`) and no 301-digit echo of 1e300.
+#[test]
+fn bad_values_are_named_by_their_flag_and_echoed_compactly() {
+    for (line, needle) in [
+        (
+            "protocol run --clients 30 --dropout 1e300",
+            "--dropout = 1e300 is out of range",
+        ),
+        (
+            "protocol run --clients 30 --malicious 0.7",
+            "--malicious = 0.7 is out of range",
+        ),
+        ("account shuffle --eps0 1e300 --n 1e4 --delta 1e-6", "got 1e300"),
+        (
+            "calibrate histogram --n 1e4 --eps 1 --delta 1e300 --domain 4",
+            "got 1e300",
+        ),
+        (
+            "simulate frequency --protocol dpdg --n 2000 --domain 4 --eps 0.5 --delta 1e-2 --frac-bits 30",
+            "--frac-bits must be in 0..=24, got 30",
+        ),
+        (
+            "calibrate ikos-vector --n 1e4 --d 0 --eps 1 --sigma 40",
+            "--d must be an integer from 1",
+        ),
+        (
+            "account compose --eps 0.1 --delta 1e-6 --rounds 3 --method grr-exact",
+            "--method grr-exact names the accountant",
+        ),
+    ] {
+        let (code, _, err) = run(&words(line));
+        assert_eq!(code, Some(2), "{line}: {err}");
+        assert!(err.contains(needle), "{line}: expected {needle:?} in {err}");
+        let longest_number = err
+            .split(|c: char| !c.is_ascii_digit())
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        assert!(longest_number <= 21, "{line}: a long number in {err}");
+        for internal in ["Some(", "::", "frac_bits", "alpha", "gamma", " dim "] {
+            assert!(!err.contains(internal), "{line}: {internal:?} in {err}");
+        }
+    }
+}

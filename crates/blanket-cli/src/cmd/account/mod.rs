@@ -65,7 +65,10 @@ pub const EPS0_MAX: f64 = 100.0;
 /// Checks a local eps0 given on the command line.
 pub fn check_eps0(eps0: f64) -> Result<()> {
     if !(eps0.is_finite() && eps0 > 0.0 && eps0 <= EPS0_MAX) {
-        usage_bail!("--eps0 must be a number in (0, {EPS0_MAX}], got {eps0}");
+        usage_bail!(
+            "--eps0 must be a number in (0, {EPS0_MAX}], got {}",
+            crate::output::echo(eps0)
+        );
     }
     Ok(())
 }

@@ -125,7 +125,29 @@ pub fn render(e: &anyhow::Error) -> String {
         }
         parts.push(s);
     }
-    parts.join(": ")
+    compact_numbers(&parts.join(": "))
+}
+
+/// `msg` with every number written out in more than 21 characters (a float such as 1e300
+/// printed with `{}`: 301 digits) shortened to its compact form ([`crate::output::echo`]).
+fn compact_numbers(msg: &str) -> String {
+    let numeric = |c: char| c.is_ascii_digit() || c == '.';
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let len = rest[start..]
+            .find(|c: char| !numeric(c))
+            .unwrap_or(rest.len() - start);
+        let token = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        match token.parse::<f64>() {
+            Ok(x) if token.len() > 21 => out.push_str(&crate::output::echo(x)),
+            _ => out.push_str(token),
+        }
+        rest = &rest[start + len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Prints the error on stderr and exits with its code. A failed write to stderr is
@@ -163,5 +185,20 @@ pub fn quiet_broken_pipe() {
     // valid handler for SIGPIPE.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_301_digit_number_is_echoed_as_1e300() {
+        let long = format!("--x must be in (0, 1), got {}", 1e300);
+        assert!(long.len() > 300);
+        assert_eq!(
+            super::compact_numbers(&long),
+            "--x must be in (0, 1), got 1e300"
+        );
+        let kept = "n = 1000000, q = 18446744073709551615, eps 0.5";
+        assert_eq!(super::compact_numbers(kept), kept);
     }
 }

@@ -7,6 +7,7 @@ mod bench_ikos;
 mod bench_serve;
 mod cmd;
 mod data;
+mod deprecated;
 mod exit;
 mod man;
 mod memory;
@@ -137,6 +138,13 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => exit::clap_error(e.format(&mut cmd)),
     };
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for w in deprecated::warnings(&args) {
+        eprintln!("{w}");
+    }
     match run(cli) {
         Err(e) => exit::fail(&e),
         Ok(()) if exit::uncertified() => std::process::exit(exit::UNCERTIFIED),

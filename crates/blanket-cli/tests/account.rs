@@ -449,14 +449,51 @@ fn eps0_out_of_range_is_a_usage_error() {
         ],
         "--eps0 must be a number in (0, 100]",
     );
-    // --domain with a generic randomizer is not silently ignored
+    // --domain with an explicitly generic randomizer is not silently ignored
     fails_code(
         2,
         &[
-            "account", "shuffle", "--eps0", "1", "--domain", "3", "--n", "1000", "--delta", "1e-6",
+            "account",
+            "shuffle",
+            "--eps0",
+            "1",
+            "--randomizer",
+            "generic",
+            "--domain",
+            "3",
+            "--n",
+            "1000",
+            "--delta",
+            "1e-6",
         ],
         "--domain applies to --randomizer krr only",
     );
+}
+
+/// One `--randomizer` default in every `account` subcommand: k-RR with `--domain`, a generic
+/// randomizer without (`account curve` used to default to krr, the others to generic).
+#[test]
+fn randomizer_default_is_the_same_in_shuffle_and_curve() {
+    let dir = temp_dir("randomizer-default");
+    let out = format!("--out {}", dir.display());
+    for (line, want) in [
+        (
+            "account shuffle --eps0 1 --n 1e4 --delta 1e-6 --json",
+            "generic",
+        ),
+        (
+            "account shuffle --eps0 1 --n 1e4 --delta 1e-6 --domain 3 --json",
+            "grr",
+        ),
+    ] {
+        let v = json(&words(line));
+        assert!(v["randomizer"].to_string().contains(want), "{line}: {v}");
+    }
+    for (extra, want) in [("", "generic"), (" --domain 3", "grr")] {
+        let line = format!("account curve --eps0 1 --n 1e4 --points 3 {out} --json{extra}");
+        let v = json(&words(&line));
+        assert!(v["randomizer"].to_string().contains(want), "{line}: {v}");
+    }
 }
 
 /// `account compose --method pld` of an (eps, delta) pair reproduces KOV: never below it
@@ -677,11 +714,11 @@ fn compose_shuffled_refuses_uncertified_and_inapplicable_accountants() {
     for (line, needle) in [
         (
             "account compose --eps0 1 --n 1e5 --randomizer krr --domain 2 \
-             --accountant variation-ratio --rounds 10 --delta 1e-6",
+             --method variation-ratio --rounds 10 --delta 1e-6",
             "variation-ratio is not certified",
         ),
         (
-            "account compose --eps0 1 --n 1e5 --accountant clones-krr --rounds 10 --delta 1e-6",
+            "account compose --eps0 1 --n 1e5 --method clones-krr --rounds 10 --delta 1e-6",
             "--randomizer krr",
         ),
         (

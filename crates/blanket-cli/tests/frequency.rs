@@ -40,7 +40,7 @@ fn compare_frequency_json_keys_and_costs() {
         "frequency",
         "--n",
         "20000",
-        "--items",
+        "--domain",
         "5",
         "--eps",
         "0.5",
@@ -103,7 +103,7 @@ fn compare_frequency_text_states_the_data_dependence() {
         "frequency",
         "--n",
         "5000",
-        "--items",
+        "--domain",
         "3",
         "--eps",
         "1.5",
@@ -131,7 +131,7 @@ fn simulate_frequency_every_protocol() {
             proto,
             "--n",
             "3000",
-            "--items",
+            "--domain",
             "4",
             "--eps",
             "0.8",
@@ -185,7 +185,7 @@ fn simulate_frequency_literal_equals_fast() {
             proto,
             "--n",
             "60",
-            "--items",
+            "--domain",
             "3",
             "--eps",
             "0.9",
@@ -227,7 +227,7 @@ fn simulate_frequency_csv_column_and_errors() {
     let p = format!("csv:{}", path.display());
     let p = p.as_str();
     let dpcs = |items: &'static str, tail: &'static str| {
-        let head = words("simulate frequency --protocol dpcs --eps 1 --delta 1e-3 --items");
+        let head = words("simulate frequency --protocol dpcs --eps 1 --delta 1e-3 --domain");
         [head, vec![items, "--data", p], words(tail)].concat()
     };
     let s = json(&dpcs("3", "--column item --reps 2 --json"));
@@ -257,7 +257,7 @@ fn simulate_frequency_csv_column_and_errors() {
     }
     fails_code(
         1,
-        &words("simulate frequency --protocol dpcs --items 3 --eps 1 --delta 0.5 --data csv:/nonexistent/items.csv"),
+        &words("simulate frequency --protocol dpcs --domain 3 --eps 1 --delta 0.5 --data csv:/nonexistent/items.csv"),
         "cannot open data file",
     );
 }
@@ -268,7 +268,7 @@ fn sim(extra: &[&'static str]) -> Vec<&'static str> {
         "frequency",
         "--n",
         "2000",
-        "--items",
+        "--domain",
         "4",
         "--eps",
         "0.5",
@@ -292,9 +292,12 @@ fn simulate_frequency_bad_input_exit_codes() {
         ("--protocol tss --modulus 2000", "field"),
         ("--protocol tss --report-fraction 0", "--report-fraction"),
         ("--protocol tss --report-fraction 0.1", "--report-fraction"),
-        ("--protocol dpdg --frac-bits 30", "frac_bits"),
+        (
+            "--protocol dpdg --frac-bits 30",
+            "--frac-bits must be in 0..=24, got 30",
+        ),
         ("--protocol dpcs --data uniform", "zipf or csv:PATH"),
-        ("--protocol dpcs --items 0", "--items"),
+        ("--protocol dpcs --domain 0", "--domain"),
     ] {
         fails_code(2, &sim(&words(extra)), needle);
     }
@@ -359,7 +362,7 @@ fn compare_frequency_bad_input() {
             "frequency",
             "--n",
             "100",
-            "--items",
+            "--domain",
             "3",
             "--eps",
             "0.5",
@@ -377,7 +380,7 @@ fn compare_frequency_bad_input() {
             "frequency",
             "--n",
             "2000",
-            "--items",
+            "--domain",
             "4",
             "--eps",
             "0.5",
@@ -393,7 +396,7 @@ fn compare_frequency_bad_input() {
         "frequency",
         "--n",
         "2000",
-        "--items",
+        "--domain",
         "4",
         "--eps",
         "0.5",
@@ -426,7 +429,7 @@ fn compare_frequency_leaves_heavy_dpdg_to_the_formula() {
         "frequency",
         "--n",
         "1e5",
-        "--items",
+        "--domain",
         "200",
         "--eps",
         "0.1",

@@ -184,7 +184,7 @@ fn calibrate_ikos_sum_at_large_n() {
     assert_eq!(v["n"], 100_000);
 }
 
-/// `simulate ikos-sum --shuffler alternating` runs over A^2_pi with the certified share count
+/// `simulate ikos-sum --variant alternating` runs over A^2_pi with the certified share count
 /// (n = 400 = 20 x 20): the sum is exact whatever the shuffle, so the error matches the same
 /// prediction as under a uniform shuffle (200 repetitions: relative sd about 0.16, accepted
 /// 0.5..=1.4); m is at least the uniform count; a ragged n runs with the ragged bound.
@@ -196,7 +196,7 @@ fn alternating_shuffler_runs_with_certified_share_count() {
     ];
     let uniform = json(&base);
     let mut alt_args = base.to_vec();
-    alt_args.extend_from_slice(&["--shuffler", "alternating"]);
+    alt_args.extend_from_slice(&["--variant", "alternating"]);
     let alt = json(&alt_args);
     assert_eq!(alt["shuffler"], "alternating");
     assert_eq!(uniform["shuffler"], "uniform");
@@ -226,7 +226,7 @@ fn alternating_shuffler_runs_with_certified_share_count() {
         "30",
         "--reps",
         "2",
-        "--shuffler",
+        "--variant",
         "alternating",
         "--json",
     ]);
@@ -287,7 +287,7 @@ fn compare_sum_json_keys() {
     assert_ne!(alt["trust"], uni["trust"]);
     assert!(alt["observed_mse"].as_f64().unwrap() >= 0.0, "{alt}");
     assert!(alt["note"].as_str().unwrap().contains("20 x 20"), "{alt}");
-    // The same m as `simulate ikos-sum --shuffler alternating` at these parameters.
+    // The same m as `simulate ikos-sum --variant alternating` at these parameters.
     let sim = json(&[
         "simulate",
         "ikos-sum",
@@ -299,7 +299,7 @@ fn compare_sum_json_keys() {
         "1e-6",
         "--reps",
         "1",
-        "--shuffler",
+        "--variant",
         "alternating",
         "--json",
     ]);
@@ -704,7 +704,7 @@ fn large_n_calibrations_and_tiny_epsilon() {
     );
 }
 
-/// `simulate ikos-histogram|ikos-vector --shuffler alternating`: all d m instances through
+/// `simulate ikos-histogram|ikos-vector --variant alternating`: all d m instances through
 /// A^2_pi sharing pi, m certified per coordinate (at sigma + ceil(log2 d)), never below the
 /// uniform count, same q and delta; the sums are exact whatever the shuffle, so the observed
 /// error matches the same prediction as under uniform shuffles (the runs and tolerances of
@@ -722,7 +722,7 @@ fn ikos_histogram_and_vector_over_alternating() {
         uni_args[base.len() - 4] = "1"; // one repetition is enough for the uniform parameters
         let uniform = json(&uni_args);
         let mut args = base.to_vec();
-        args.extend_from_slice(&["--shuffler", "alternating"]);
+        args.extend_from_slice(&["--variant", "alternating"]);
         let alt = json(&args);
         let cmd = base[1];
         assert_eq!(alt["shuffler"], "alternating", "{cmd}");

@@ -96,7 +96,7 @@ fn protocol_run_histogram_ends_with_a_certified_guarantee() {
 fn protocol_run_bad_input_names_the_field() {
     fails_with(
         &["protocol", "run", "--clients", "50", "--dropout", "0.7"],
-        "alpha",
+        "--dropout = 0.7 is out of range",
     );
     fails_with(
         &[

@@ -37,7 +37,7 @@ pub use blanket_crypto::shuffle::ProofSystem;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamsError {
     /// A parameter outside its allowed range.
-    #[error("{field} = {value} is out of range (allowed {allowed})")]
+    #[error("{field} = {} is out of range (allowed {allowed})", blanket::display::echo(*value))]
     OutOfRange {
         field: &'static str,
         value: f64,

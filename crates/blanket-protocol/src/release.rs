@@ -152,7 +152,7 @@ impl HistogramRelease {
     pub fn method(&self) -> String {
         match (&self.bound, &self.cal.certified) {
             (Some(b), _) => format!("alternating-bad-cells ({})", b.bound),
-            (None, Some(g)) => format!("{:?}", g.method),
+            (None, Some(g)) => g.method.name().to_string(),
             (None, None) => "uncertified".into(),
         }
     }

@@ -304,7 +304,11 @@ pub fn account_compose(
         _ => return Err(Error::param(
             "eps",
             "exactly one of eps (an (eps, delta) pair per round) and eps0 (a shuffled randomizer)",
-            format!("eps = {:?}, eps0 = {:?}", a.eps, a.eps0),
+            {
+                // Python's spelling of the two optional arguments (not Rust's `Some(..)`).
+                let show = |x: Option<f64>| x.map_or("None".to_string(), |v| v.to_string());
+                format!("eps = {}, eps0 = {}", show(a.eps), show(a.eps0))
+            },
         )
         .into()),
     };

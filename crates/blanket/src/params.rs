@@ -8,7 +8,7 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ParamError {
     /// `field` got `value`, which is outside `allowed`.
-    #[error("{field} must be {allowed}, got {value}")]
+    #[error("{field} must be {allowed}, got {}", compact(value))]
     OutOfRange {
         /// The parameter's name as the user knows it (CLI flag or JSON key).
         field: &'static str,
@@ -17,6 +17,15 @@ pub enum ParamError {
         /// The rejected value, printed.
         value: String,
     },
+}
+
+/// A rejected value as the error echoes it: a float printed in full (1e300 is 301 digits as
+/// `f64::to_string` writes it) is shortened to [`crate::display::echo`]'s notation.
+fn compact(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.parse::<f64>() {
+        Ok(x) if value.len() > 21 => crate::display::echo(x).into(),
+        _ => value.into(),
+    }
 }
 
 fn out_of_range(field: &'static str, allowed: &'static str, value: impl ToString) -> ParamError {
@@ -311,5 +320,17 @@ mod tests {
         assert_eq!(max, Rational::integer(1));
         let e = Rational::new(1, 0).unwrap_err();
         assert_eq!(e.to_string(), "den must be an integer >= 1, got 0");
+    }
+
+    #[test]
+    fn huge_rejected_values_are_echoed_compactly() {
+        let e = Delta::new(1e300).unwrap_err().to_string();
+        assert!(e.ends_with("got 1e300"), "{e}");
+        let e = Delta::new(-1e30).unwrap_err().to_string();
+        assert!(e.ends_with("got -1e30"), "{e}");
+        assert!(Delta::new(2.5)
+            .unwrap_err()
+            .to_string()
+            .ends_with("got 2.5"));
     }
 }

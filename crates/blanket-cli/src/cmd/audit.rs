@@ -246,26 +246,26 @@ fn audit_grr<E: std::fmt::Display>(
     if a.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "audit of the {protocol} protocol: n = {}, randomized response over {m} values at eps0 = {} (gamma = {}), delta = {}",
         a.n,
         echo(a.eps0),
         up(gamma),
         echo(a.delta)
     );
-    crate::outln!(
+    crate::println_wrapped!(
         "worst-case neighbours: {neighbours}; {} runs each (seed {})",
         a.trials,
         a.seed
     );
     // The empirical bound is a lower bound: rounded down.
-    crate::outln!(
+    crate::println_wrapped!(
         "empirical lower bound: eps >= {} (confidence {}, Clopper-Pearson with Bonferroni over events)",
         crate::output::down(res.eps_lower),
         echo(1.0 - a.alpha)
     );
     match (out.certified_epsilon, &out.certified_by) {
-        (Some(e), Some(m)) => crate::outln!(
+        (Some(e), Some(m)) => crate::println_wrapped!(
             "certified upper bound: eps <= {} (by {m}){}",
             up(e),
             if out.consistent {
@@ -274,7 +274,7 @@ fn audit_grr<E: std::fmt::Display>(
                 " -- THE LOWER BOUND EXCEEDS IT: please report this"
             }
         ),
-        _ => crate::outln!("certified upper bound: NOT CERTIFIED (no method applies)"),
+        _ => crate::println_wrapped!("certified upper bound: NOT CERTIFIED (no method applies)"),
     }
     Ok(())
 }

@@ -213,11 +213,11 @@ impl ShowCalibration for CalibrationReport {
         if json {
             return print_json(self);
         }
-        crate::outln!("{}", kv_table("Calibration", &self.rows()));
-        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::println_wrapped!("{}", kv_table("Calibration", &self.rows()));
+        crate::println_wrapped!("predicted MSE: {}", self.predicted_mse_meaning);
         if !self.alternatives.is_empty() {
             let rows: Vec<Vec<String>> = self.alternatives.iter().map(figures_row).collect();
-            crate::outln!(
+            crate::println_wrapped!(
                 "{}",
                 crate::output::table(
                     &["method", "gamma", "k", "t", "predicted MSE", "error"],
@@ -226,7 +226,7 @@ impl ShowCalibration for CalibrationReport {
             );
         }
         for n in &self.notes {
-            crate::outln!("note: {n}");
+            crate::println_wrapped!("note: {n}");
         }
         Ok(())
     }

@@ -234,8 +234,10 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                         .context("task status")?;
                     if st.spec.clients != n || st.spec.sim_seed != Some(a.seed) {
                         bail!(
-                            "task {t} has {} clients and simulation seed {:?}; --simulate {n} --seed {} needs a task created with both (leave --task out to create one)",
-                            st.spec.clients, st.spec.sim_seed, a.seed
+                            "task {t} has {} clients and simulation seed {}; --simulate {n} --seed {} needs a task created with both (leave --task out to create one)",
+                            st.spec.clients,
+                            st.spec.sim_seed.map_or("none".to_string(), |s| s.to_string()),
+                            a.seed
                         );
                     }
                     (st.spec, t.clone())

@@ -144,3 +144,21 @@ pub fn plot_file(flag: &str, path: &std::path::Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// A core parameter error as a usage error naming the flag the user typed instead of the
+/// library's field (`dim` is `--d`, `frac_bits` is `--frac-bits`): `renames` maps fields to
+/// flags; a field not listed keeps its name.
+pub fn flag_error(e: blanket::params::ParamError, renames: &[(&str, &str)]) -> anyhow::Error {
+    let blanket::params::ParamError::OutOfRange {
+        field,
+        allowed,
+        value,
+    } = e;
+    let flag = renames
+        .iter()
+        .find(|(f, _)| *f == field)
+        .map_or(field, |(_, flag)| *flag);
+    anyhow::Error::new(crate::exit::Usage(format!(
+        "{flag} must be {allowed}, got {value}"
+    )))
+}

@@ -415,7 +415,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             ]
         })
         .collect();
-    crate::outln!(
+    crate::println_wrapped!(
         "Frequencies of N = {} items at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
         p.items,
         echo(p.eps),
@@ -423,8 +423,8 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         p.reps,
         p.seed
     );
-    crate::outln!("Data: {} ({})", report.data.source, report.data.selection);
-    crate::outln!(
+    crate::println_wrapped!("Data: {} ({})", report.data.source, report.data.selection);
+    crate::println_wrapped!(
         "{}",
         table(
             &[
@@ -438,7 +438,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         )
     );
     for r in &report.protocols {
-        crate::outln!(
+        crate::println_wrapped!(
             "{}: {}. Trust: {}. {}",
             r.name,
             r.guarantee,
@@ -447,7 +447,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
         );
     }
     if !report.violations.is_empty() {
-        crate::outln!(
+        crate::println_wrapped!(
             "VIOLATION: {} items have fewer than beta n holders; DPCS/DPDS/TSS give NO guarantee to their holders (released because of --allow-violations): {}",
             report.violations.len(),
             report
@@ -459,14 +459,14 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                 .join(", ")
         );
     }
-    crate::outln!("{DATA_DEPENDENT}");
+    crate::println_wrapped!("{DATA_DEPENDENT}");
     if !uncertified.is_empty() {
-        crate::outln!(
+        crate::println_wrapped!(
             "NOT CERTIFIED: the guarantee of {} is not certified (see its row); exit code 3",
             uncertified.join(", ")
         );
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "DPDS/DPDG crossover (seed): DPDG has the smaller worst-case variance for n > {}{}",
         num(report.dpds_dpdg_crossover_n),
         report
@@ -489,7 +489,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
                 ]
             })
             .collect();
-        crate::outln!(
+        crate::println_wrapped!(
             "Plot points (one item held by all n users: the worst case psi = 1)\n{}",
             table(
                 &["protocol", "n", "reps", "predicted", "observed", "ratio"],
@@ -497,7 +497,7 @@ pub fn compare(a: &CompareFrequencyArgs) -> Result<()> {
             )
         );
     }
-    crate::outln!("Variance: {}", report.variance_meaning);
+    crate::println_wrapped!("Variance: {}", report.variance_meaning);
     Ok(())
 }
 

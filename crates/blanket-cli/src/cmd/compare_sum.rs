@@ -354,18 +354,18 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
             ]
         })
         .collect();
-    crate::outln!(
+    crate::println_wrapped!(
         "Sums at n = {n}, eps = {}, delta = {} ({} repetitions, seed {})",
         echo(eps),
         echo(a.delta),
         a.reps,
         a.seed
     );
-    crate::outln!(
+    crate::println_wrapped!(
         "certified for: {} (scalar-sum and ikos-sum rows; --dropout/--malicious as in protocol run)",
         super::ikos::certified_for(n, honest)
     );
-    crate::outln!(
+    crate::println_wrapped!(
         "{}",
         table(
             &[
@@ -380,11 +380,11 @@ pub fn compare(a: &CompareSumArgs) -> Result<()> {
         )
     );
     for r in &report.protocols {
-        crate::outln!("{}: {}", r.name, r.note);
+        crate::println_wrapped!("{}: {}", r.name, r.note);
     }
-    crate::outln!("MSE: {}", report.mse_meaning);
+    crate::println_wrapped!("MSE: {}", report.mse_meaning);
     if let Some(why) = &report.not_observed {
-        crate::outln!("note: {why}");
+        crate::println_wrapped!("note: {why}");
     }
     Ok(())
 }

@@ -159,7 +159,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     } else {
         format!("{n} users, the first {n} of the {} readings", mv.len())
     };
-    crate::outln!(
+    crate::println_wrapped!(
         "blanket demo: {drawn} of an ECG (MIT-BIH record 208),\n\
          one reading per user, clipped to the public range {lo} to {hi} mV (fixed in advance,\n\
          not taken from the data). Each user randomizes locally (privacy-blanket GRR, a ChaCha12\n\
@@ -171,7 +171,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         a.seed
     );
     if run.no_shuffle {
-        crate::outln!(
+        crate::println_wrapped!(
             "(n is above the in-memory shuffler's {} messages: the permutation was skipped; the analyzer is order-free, so the estimates are identical)\n",
             blanket::simulate::MAX_SHUFFLED_MESSAGES
         );
@@ -205,8 +205,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             ]
         })
         .collect();
-    crate::outln!("Histogram of readings ({} bins), one run:", m);
-    crate::outln!(
+    crate::println_wrapped!("Histogram of readings ({} bins), one run:", m);
+    crate::println_wrapped!(
         "{}",
         table(&["mV", "true count", "estimate", "error"], &rows)
     );
@@ -220,7 +220,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         / vals.len() as f64;
     let est_mean = sum.first_repetition.number("mean").unwrap_or(f64::NAN);
     let to_mv = |u: f64| lo + u * (hi - lo);
-    crate::outln!(
+    crate::println_wrapped!(
         "\nMean reading, one run: true {:.5} mV, estimated {:.5} mV (error {:+.5} mV)\n",
         to_mv(truth_mean),
         to_mv(est_mean),
@@ -256,7 +256,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             num(sum.mse.sqrt()),
         ],
     ];
-    crate::outln!(
+    crate::println_wrapped!(
         "{}",
         table(
             &[
@@ -290,16 +290,16 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         }
         None => "NOT CERTIFIED (a release is not certified)".to_string(),
     };
-    crate::outln!(
+    crate::println_wrapped!(
         "Both releases are computed on the same users: together they are {together}.\n\
          Each row above is the guarantee of that release alone."
     );
-    crate::outln!(
+    crate::println_wrapped!(
         "RMSE: histogram, of a count (averaged over bins); scalar sum, of the sum of the n values\n\
          in [0, 1] units. Observed over {} repetitions; predicted from the exact variance.",
         run.reps
     );
-    crate::outln!(
+    crate::println_wrapped!(
         "{}",
         kv_table(
             "Time",

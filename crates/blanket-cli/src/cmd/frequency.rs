@@ -57,8 +57,8 @@ pub enum SimMode {
 /// Parameters shared by `simulate frequency` and `compare frequency`.
 #[derive(Args, Clone, Debug)]
 pub struct FreqParams {
-    /// Number of items N (the domain 0..N-1).
-    #[arg(long, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
+    /// Number of items N: the domain 0..N-1 (formerly --items).
+    #[arg(long = "domain", alias = "items", value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub items: u64,
     /// Target epsilon (> 0, natural log).
     #[arg(long, allow_hyphen_values = true)]
@@ -156,11 +156,28 @@ fn parse_modulus(s: &str) -> Result<u128, String> {
     Ok(v)
 }
 
+/// The frequency protocols' parameter names and the flags that set them.
+const FLAG_NAMES: &[(&str, &str)] = &[
+    ("items", "--domain"),
+    ("frac_bits", "--frac-bits"),
+    ("alpha", "--report-fraction"),
+    ("gamma", "--chi-gamma"),
+    ("phi", "--phi"),
+    ("beta", "--beta"),
+    ("eps", "--eps"),
+    ("epsilon", "--eps"),
+    ("delta", "--delta"),
+    ("n", "--n"),
+];
+
 /// The CLI's error for a core frequency error: parameter and field errors are usage errors
 /// (exit 2), data errors (item outside the domain, violated condition) runtime errors (exit 1).
 pub fn freq_err(e: FrequencyError) -> anyhow::Error {
     match e {
-        FrequencyError::Param(p) => anyhow::Error::new(p),
+        FrequencyError::Param(p) => super::common::flag_error(p, FLAG_NAMES),
+        e @ FrequencyError::LiteralTooLarge { .. } => anyhow::Error::new(crate::exit::Usage(
+            format!("--mode literal: {e}: --mode fast"),
+        )),
         e @ (FrequencyError::Field(_) | FrequencyError::FieldTooSmall { .. }) => {
             anyhow::Error::new(crate::exit::Usage(format!("field (--modulus): {e}")))
         }
@@ -207,7 +224,7 @@ pub fn load_items(p: &FreqParams, n: Option<usize>) -> Result<(Vec<u32>, Provena
 fn checked_items(items: u64) -> Result<u32> {
     match u32::try_from(items) {
         Ok(v) if v >= 1 => Ok(v),
-        _ => usage_bail!("--items must be an integer from 1 to 4294967295, got {items}"),
+        _ => usage_bail!("--domain must be an integer from 1 to 4294967295, got {items}"),
     }
 }
 
@@ -654,13 +671,13 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
     if p.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "{}",
         kv_table(
             &format!("simulate frequency: {}", out.protocol),
             &[
                 ("users n", out.n.to_string()),
-                ("items N", out.items.to_string()),
+                ("domain N (items)", out.items.to_string()),
                 (
                     "guarantee",
                     if certified {
@@ -703,30 +720,30 @@ pub fn simulate(a: &SimFrequencyArgs) -> Result<()> {
         .enumerate()
         .map(|(j, ((t, e), v))| vec![j.to_string(), num(*t), num(*e), num(v.sqrt())])
         .collect();
-    crate::outln!(
+    crate::println_wrapped!(
         "First repetition{}\n{}",
         if items > 20 { " (first 20 items)" } else { "" },
         table(&["item", "true psi", "estimate", "predicted sd"], &rows)
     );
-    crate::outln!("Data: {} ({})", out.data.source, out.data.selection);
-    crate::outln!("Trust: {}", out.trust);
+    crate::println_wrapped!("Data: {} ({})", out.data.source, out.data.selection);
+    crate::println_wrapped!("Trust: {}", out.trust);
     if !viol.is_empty() {
-        crate::outln!(
+        crate::println_wrapped!(
             "VIOLATION: {} items have fewer than beta n holders; NO guarantee for their holders (released because of --allow-violations).",
             viol.len()
         );
     }
-    crate::outln!("{DATA_DEPENDENT}");
+    crate::println_wrapped!("{DATA_DEPENDENT}");
     for note in &run.report.notes {
-        crate::outln!("- {note}");
+        crate::println_wrapped!("- {note}");
     }
     if !certified {
-        crate::outln!(
+        crate::println_wrapped!(
             "NOT CERTIFIED: {}; exit code 3",
             uncertified_reason(&run.report)
         );
     }
-    crate::outln!("Variance: {VARIANCE_MEANING}");
+    crate::println_wrapped!("Variance: {VARIANCE_MEANING}");
     Ok(())
 }
 

@@ -122,14 +122,14 @@ pub fn csv_column(
         })?;
         let item: u64 = field.parse().map_err(|_| {
             anyhow::anyhow!(
-                "{} line {}: item must be an integer in 0..{items} (--items {items}), got {field:?}",
+                "{} line {}: item must be an integer in 0..{items} (--domain {items}), got {field:?}",
                 path.display(),
                 line + 1
             )
         })?;
         if item >= u64::from(items) {
             anyhow::bail!(
-                "{} line {}: item {item} is outside the item domain 0..{items} (--items {items})",
+                "{} line {}: item {item} is outside the item domain 0..{items} (--domain {items})",
                 path.display(),
                 line + 1
             );

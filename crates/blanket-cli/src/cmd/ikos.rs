@@ -221,10 +221,10 @@ impl ShowIkos for IkosCalibration {
         if json {
             return print_json(self);
         }
-        crate::outln!("{}", kv_table("Calibration (IKOS sum)", &self.rows()));
-        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
-        crate::outln!("assumes: {}", self.assumes);
-        crate::outln!("note: {}", self.calibration);
+        crate::println_wrapped!("{}", kv_table("Calibration (IKOS sum)", &self.rows()));
+        crate::println_wrapped!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::println_wrapped!("assumes: {}", self.assumes);
+        crate::println_wrapped!("note: {}", self.calibration);
         Ok(())
     }
 }
@@ -294,9 +294,10 @@ pub struct SimIkosArgs {
 /// Options of every IKOS simulation (`simulate ikos-sum|ikos-histogram|ikos-vector`).
 #[derive(Args)]
 pub struct SimIkosRunArgs {
-    /// The shuffler: `uniform` (one shuffle of all n m shares) or `alternating` (A^2_pi, m
-    /// instances sharing pi; certified share count for any n).
-    #[arg(long, value_enum, default_value_t)]
+    /// The shuffle: `uniform` (one shuffle of all n m shares) or `alternating` (A^2_pi, m
+    /// instances sharing pi; certified share count for any n), as `protocol run --variant`
+    /// (formerly --shuffler).
+    #[arg(long = "variant", alias = "shuffler", value_enum, default_value_t)]
     pub shuffler: IkosShuffler,
     /// Repetitions of the whole protocol on the same data.
     #[arg(long, default_value_t = 10, value_parser = crate::numeric::parse_reps, allow_hyphen_values = true)]
@@ -480,7 +481,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
     if a.run.shuffler == IkosShuffler::Alternating {
         p = p.over_alternating().map_err(|e| {
             anyhow::Error::new(crate::exit::Usage(format!(
-                "--shuffler alternating with --n {n}: {e}"
+                "--variant alternating with --n {n}: {e}"
             )))
         })?;
     }
@@ -525,7 +526,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         return print_json(&report);
     }
     report.calibration.print(false)?;
-    crate::outln!();
+    crate::println_wrapped!();
     let rows = vec![
         (
             "data",
@@ -561,8 +562,8 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         ),
         ("seconds", format!("{seconds:.3}")),
     ];
-    crate::outln!("{}", kv_table("Simulation", &rows));
-    crate::outln!(
+    crate::println_wrapped!("{}", kv_table("Simulation", &rows));
+    crate::println_wrapped!(
         "MSE: squared error of the estimated sum of the n values (divide by n^2 for the mean)"
     );
     Ok(())

@@ -184,9 +184,9 @@ impl IkosVectorCalibration {
             ("predicted MSE (vector)", num(self.predicted_mse)),
             ("bytes per client", self.bytes_per_user.to_string()),
         ];
-        crate::outln!("{}", kv_table("Calibration (IKOS vector)", &rows));
-        crate::outln!("predicted MSE: {}", self.predicted_mse_meaning);
-        crate::outln!("assumes: {}", self.assumes);
+        crate::println_wrapped!("{}", kv_table("Calibration (IKOS vector)", &rows));
+        crate::println_wrapped!("predicted MSE: {}", self.predicted_mse_meaning);
+        crate::println_wrapped!("assumes: {}", self.assumes);
         Ok(())
     }
 }
@@ -206,6 +206,9 @@ fn build(
     let honest = present.honest(n)?;
     let dim = usize::try_from(d).unwrap_or(usize::MAX);
     IkosVector::for_present(input, n, honest, dim, eps, sigma).map_err(|e| {
+        if let IkosVectorError::Param(p @ ParamError::OutOfRange { field: "dim", .. }) = e {
+            return super::common::flag_error(p, &[("dim", dim_flag)]);
+        }
         let flag = match &e {
             IkosVectorError::Param(ParamError::OutOfRange { field: "dim", .. }) => {
                 dim_flag.to_string()
@@ -347,7 +350,7 @@ pub struct IkosVectorSimulation {
     pub calibration: IkosVectorCalibration,
 }
 
-/// `--shuffler alternating`: the same protocol over A^2_pi (certified m per coordinate).
+/// `--variant alternating`: the same protocol over A^2_pi (certified m per coordinate).
 fn with_shuffler(v: IkosVector, run: &SimIkosRunArgs, n: u64) -> Result<IkosVector> {
     run.present
         .check_alternating(run.shuffler == IkosShuffler::Alternating)?;
@@ -356,7 +359,7 @@ fn with_shuffler(v: IkosVector, run: &SimIkosRunArgs, n: u64) -> Result<IkosVect
     }
     v.over_alternating().map_err(|e| {
         anyhow::Error::new(crate::exit::Usage(format!(
-            "--shuffler alternating with --n {n}: {e}"
+            "--variant alternating with --n {n}: {e}"
         )))
     })
 }
@@ -513,7 +516,7 @@ impl IkosVectorSimulation {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        crate::outln!();
+        crate::println_wrapped!();
         let rows = vec![
             (
                 "data",
@@ -548,8 +551,8 @@ impl IkosVectorSimulation {
             ),
             ("seconds", format!("{:.3}", self.seconds)),
         ];
-        crate::outln!("{}", kv_table("Simulation", &rows));
-        crate::outln!("MSE: {}", self.mse_meaning);
+        crate::println_wrapped!("{}", kv_table("Simulation", &rows));
+        crate::println_wrapped!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }

@@ -89,6 +89,33 @@ pub enum Offence {
     Equivocation,
 }
 
+/// In words, for people (JSON `offence`, the CLI's "named:" lines): the kind, then what was
+/// wrong.
+impl std::fmt::Display for Offence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Offence::Malformed(why) => write!(f, "malformed message: {why}"),
+            Offence::InvalidDealing(why) => write!(f, "invalid dealing: {why}"),
+            Offence::Disqualified => {
+                f.write_str("disqualified dealer (no valid share answered a complaint)")
+            }
+            Offence::InvalidSubmission(why) => write!(f, "invalid submission: {why}"),
+            Offence::InvalidShuffle(why) => write!(f, "invalid shuffle: {why}"),
+            Offence::WrongProofSystem { expected, got } => write!(
+                f,
+                "wrong proof system: expected {}, got {}",
+                expected.name(),
+                got.name()
+            ),
+            Offence::WrongPartial(why) => write!(f, "wrong partial decryption: {why}"),
+            Offence::WrongReencryption(why) => write!(f, "wrong re-encryption: {why}"),
+            Offence::Equivocation => {
+                f.write_str("equivocation (two different messages in one round)")
+            }
+        }
+    }
+}
+
 /// A named cheater.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cheater {

@@ -417,7 +417,7 @@ impl From<&blanket_protocol::relay::Cheater> for CheaterJson {
             client: c.client,
             round: c.round,
             phase: format!("{:?}", c.phase),
-            offence: format!("{:?}", c.offence),
+            offence: c.offence.to_string(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Two modes:
 //! - *pair* (`--eps E [--component-delta D1]`): k rounds of an (E, D1)-DP mechanism, by
 //!   basic, DRV, KOV (exact) or PLD composition;
-//! - *shuffled* (`--eps0 E0 --n N [--randomizer ...] [--accountant ...]`): k rounds of a
+//! - *shuffled* (`--eps0 E0 --n N [--randomizer ...] [--method ACCOUNTANT]`): k rounds of a
 //!   shuffled eps0-LDP randomizer, composing its whole certified privacy curve by PLD
 //!   (connect-the-dots), printed beside KOV applied to the best per-round (eps1, delta1)
 //!   point of the same curve.
@@ -25,7 +25,8 @@ use blanket_report::account::{
 use clap::{ArgGroup, Args, ValueEnum};
 use std::time::Instant;
 
-/// Composition methods.
+/// Composition methods (pair mode), or the accountant whose curve is composed (shuffled
+/// mode): one `--method` flag, as in `account shuffle`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ComposeMethod {
     /// Basic composition: (k eps, k delta).
@@ -37,6 +38,15 @@ pub enum ComposeMethod {
     /// Privacy-loss distribution composition (certified; reproduces KOV for a pair, and
     /// composes a shuffled randomizer's whole curve with --eps0).
     Pld,
+    /// --eps0: PLD of the Feldman, McMillan, Talwar 2021 clone curve (certified).
+    #[value(name = "fmt21-numerical")]
+    Fmt21Numerical,
+    /// --eps0: PLD of the stronger-clones curve (k-RR only; certified).
+    ClonesKrr,
+    /// --eps0: PLD of the exact blanket divergence curve of shuffled k-RR (certified; slower).
+    GrrExact,
+    /// --eps0: variation-ratio is NOT certified and is refused.
+    VariationRatio,
 }
 
 impl ComposeMethod {
@@ -46,12 +56,28 @@ impl ComposeMethod {
             ComposeMethod::Drv => "drv",
             ComposeMethod::Kov => "kov",
             ComposeMethod::Pld => "pld",
+            ComposeMethod::Fmt21Numerical => "fmt21-numerical",
+            ComposeMethod::ClonesKrr => "clones-krr",
+            ComposeMethod::GrrExact => "grr-exact",
+            ComposeMethod::VariationRatio => "variation-ratio",
+        }
+    }
+
+    /// The curve accountant this names (shuffled mode), if it names one.
+    fn curve(self) -> Option<CurveChoice> {
+        match self {
+            ComposeMethod::Fmt21Numerical => Some(CurveChoice::Fmt21Numerical),
+            ComposeMethod::ClonesKrr => Some(CurveChoice::ClonesKrr),
+            ComposeMethod::GrrExact => Some(CurveChoice::GrrExact),
+            ComposeMethod::VariationRatio => Some(CurveChoice::VariationRatio),
+            _ => None,
         }
     }
 }
 
-/// The `--accountant` choices of the shuffled mode: the numerical accountants whose answer
-/// is a whole privacy curve (the `--method` names of `account shuffle`).
+/// The curve accountants of the shuffled mode (the deprecated `--accountant`; now `--method`):
+/// the numerical accountants whose answer is a whole privacy curve (the `--method` names of
+/// `account shuffle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CurveChoice {
     /// Feldman, McMillan, Talwar 2021 clone reduction, computed exactly (certified).
@@ -79,15 +105,14 @@ pub struct ComposeArgs {
     /// Number of users shuffled each round (shuffled mode, e.g. 1e6).
     #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true, conflicts_with = "eps")]
     pub n: Option<f64>,
-    /// Randomizer kind (shuffled mode; default generic).
+    /// Randomizer kind (shuffled mode; default: krr when --domain is given, generic otherwise).
     #[arg(long, value_enum, conflicts_with = "eps")]
     pub randomizer: Option<RandomizerKind>,
-    /// Number of values K of k-RR (shuffled mode, --randomizer krr; formerly --k).
+    /// Number of values K of k-RR (shuffled mode, --randomizer krr; formerly --k, deprecated).
     #[arg(long, alias = "k", value_parser = crate::numeric::parse_u64, allow_hyphen_values = true, conflicts_with = "eps")]
     pub domain: Option<u64>,
-    /// Accountant whose certified curve is composed (shuffled mode; default clones-krr for
-    /// k-RR, fmt21-numerical for a generic randomizer). variation-ratio is refused.
-    #[arg(long, value_enum, conflicts_with = "eps")]
+    /// Deprecated (a warning on stderr): `--method` names the curve's accountant.
+    #[arg(long, value_enum, conflicts_with = "eps", hide = true)]
     pub accountant: Option<CurveChoice>,
     /// Total delta the composed guarantee is stated at.
     #[arg(long, allow_hyphen_values = true)]
@@ -98,7 +123,10 @@ pub struct ComposeArgs {
     /// Per-round delta of the components (pair mode; default 0: pure components).
     #[arg(long, allow_hyphen_values = true, conflicts_with = "eps0")]
     pub component_delta: Option<f64>,
-    /// Method (default kov; the shuffled mode composes by pld only).
+    /// Pair mode: basic, drv, kov (default) or pld. Shuffled mode (--eps0): the certified
+    /// accountant whose whole curve is composed by PLD, fmt21-numerical, clones-krr or
+    /// grr-exact (default clones-krr for k-RR, fmt21-numerical for a generic randomizer;
+    /// formerly --accountant); variation-ratio is refused.
     #[arg(long, value_enum)]
     pub method: Option<ComposeMethod>,
     /// PLD grid step of the loss (--method pld and shuffled mode). Pair mode: adjusted to
@@ -160,6 +188,15 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
         usage_bail!("--component-delta must be in [0, 1), got {cd}");
     }
     let method = a.method.unwrap_or(ComposeMethod::Kov);
+    let curve_method = || {
+        anyhow::Error::new(crate::exit::Usage(format!(
+            "--method {} names the accountant of a shuffled randomizer's curve (with --eps0 and --n); with --eps use basic, drv, kov or pld",
+            method.name()
+        )))
+    };
+    if method.curve().is_some() {
+        return Err(curve_method());
+    }
     if a.step.is_some() && method != ComposeMethod::Pld {
         usage_bail!(
             "--step applies to --method pld only (got --method {})",
@@ -201,6 +238,10 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
             drv(eps, cd, k, dp)?.0
         }
         ComposeMethod::Kov => kov_epsilon(eps, cd, k, total)?,
+        ComposeMethod::Fmt21Numerical
+        | ComposeMethod::ClonesKrr
+        | ComposeMethod::GrrExact
+        | ComposeMethod::VariationRatio => return Err(curve_method()),
         ComposeMethod::Pld => {
             let pb = crate::cmd::common::spinner("compose (pld)", a.json);
             let one = Pld::from_epsilon_delta(eps, cd, a.step)
@@ -236,7 +277,7 @@ fn run_pair(a: &ComposeArgs, eps: f64, total: f64) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "{k} rounds of ({}, {})-DP, {}: ({}, {})-DP",
         echo(eps),
         echo(cd),
@@ -258,27 +299,31 @@ struct Shuffled {
 }
 
 fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
-    if let Some(m) = a.method {
-        if m != ComposeMethod::Pld {
-            usage_bail!(
-                "--eps0 composes a shuffled randomizer's curve by pld only: drop --method {} or use --eps",
-                m.name()
-            );
-        }
-    }
-    let kind = a.randomizer.unwrap_or(RandomizerKind::Generic);
+    let asked = match (a.method, a.accountant) {
+        (None | Some(ComposeMethod::Pld), acc) => acc,
+        (Some(m), None) if m.curve().is_some() => m.curve(),
+        (Some(m), Some(_)) if m.curve().is_some() => usage_bail!(
+            "--method {} and the deprecated --accountant both name the curve's accountant: give --method only",
+            m.name()
+        ),
+        (Some(m), _) => usage_bail!(
+            "--eps0 composes a shuffled randomizer's curve by pld only: drop --method {} (or name the curve's accountant: fmt21-numerical, clones-krr, grr-exact) or use --eps",
+            m.name()
+        ),
+    };
+    let kind = RandomizerKind::or_default(a.randomizer, a.domain);
     let r = randomizer(kind, a.domain, eps0)?;
     let Some(n_users) = a.n else {
         usage_bail!("--eps0 needs --n N (number of users shuffled each round)");
     };
     let n = NumUsers::from_f64(n_users)?;
-    let choice = a.accountant.unwrap_or(match kind {
+    let choice = asked.unwrap_or(match kind {
         RandomizerKind::Generic => CurveChoice::Fmt21Numerical,
         RandomizerKind::Krr => CurveChoice::ClonesKrr,
     });
     let method = match choice {
         CurveChoice::VariationRatio => usage_bail!(
-            "--accountant variation-ratio is not certified: the PLD composes certified curves only; use fmt21-numerical, clones-krr or grr-exact"
+            "--method variation-ratio is not certified: the PLD composes certified curves only; use fmt21-numerical, clones-krr or grr-exact"
         ),
         CurveChoice::Fmt21Numerical => Method::Fmt21Numerical,
         CurveChoice::ClonesKrr => Method::ClonesKrr,
@@ -286,7 +331,7 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
     };
     if kind == RandomizerKind::Generic && method != Method::Fmt21Numerical {
         usage_bail!(
-            "--accountant {method} holds only for k-ary randomized response: use --randomizer krr --domain K, or --accountant fmt21-numerical"
+            "--method {method} holds only for k-ary randomized response: use --randomizer krr --domain K, or --method fmt21-numerical"
         );
     }
     crate::cmd::common::warn_delta(total, n.get());
@@ -323,7 +368,7 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "{k} rounds of {} with eps0 = {}, shuffled among n = {n} users ({} curve), delta = {}:",
         match r {
             LocalRandomizer::Generic { .. } => "a generic eps0-LDP randomizer".to_string(),
@@ -333,20 +378,20 @@ fn run_shuffled(a: &ComposeArgs, eps0: f64, total: f64) -> Result<()> {
         method.name(),
         echo(total)
     );
-    crate::outln!(
+    crate::println_wrapped!(
         "  pld, whole curve composed:     eps = {} ({:.3} s, grid step {})",
         up(res.pld_eps),
         res.pld_seconds,
         up(res.step)
     );
     match res.kov {
-        Some((kov, e1, d1)) => crate::outln!(
+        Some((kov, e1, d1)) => crate::println_wrapped!(
             "  kov, best per-round (eps1, delta1) = ({}, {}): eps = {}",
             up(e1),
             up(d1),
             up(kov)
         ),
-        None => crate::outln!("  kov: no per-round split of the curve gives a guarantee"),
+        None => crate::println_wrapped!("  kov: no per-round split of the curve gives a guarantee"),
     }
     Ok(())
 }
@@ -368,7 +413,7 @@ where
     let name = acct.curve_method().name();
     let curve = acct
         .curve(r, n)
-        .with_context(|| format!("--accountant {name} gives no curve here"))?;
+        .with_context(|| format!("--method {name} gives no curve here"))?;
     if let Some(step) = a.step {
         let top = curve.epsilon(1e-30).max(1e-12);
         if top / step > MAX_CURVE_STEPS {

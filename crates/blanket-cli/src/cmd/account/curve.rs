@@ -21,10 +21,10 @@ pub struct CurveArgs {
     /// Number of users.
     #[arg(long, value_parser = crate::numeric::parse_users, allow_hyphen_values = true)]
     pub n: f64,
-    /// Randomizer kind.
-    #[arg(long, value_enum, default_value = "krr")]
-    pub randomizer: RandomizerKind,
-    /// Number of values K of k-RR (--randomizer krr; formerly --k).
+    /// Randomizer kind (default: krr when --domain is given, generic otherwise).
+    #[arg(long, value_enum)]
+    pub randomizer: Option<RandomizerKind>,
+    /// Number of values K of k-RR (--randomizer krr; formerly --k, deprecated).
     #[arg(long, alias = "k", value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: Option<u64>,
     /// Smallest delta of the curve (the curve spans [delta-min, 0.1] on a log grid).
@@ -64,7 +64,11 @@ struct CurveOut<'a> {
 /// Runs `account curve`.
 pub fn run(a: &CurveArgs) -> Result<()> {
     let n = NumUsers::from_f64(a.n)?;
-    let r = randomizer(a.randomizer, a.domain, a.eps0)?;
+    let r = randomizer(
+        RandomizerKind::or_default(a.randomizer, a.domain),
+        a.domain,
+        a.eps0,
+    )?;
     let dmin = Delta::new(a.delta_min)?.get();
     if a.points < 2 || a.points > 1000 {
         usage_bail!("--points must be in 2..=1000, got {}", a.points);
@@ -156,8 +160,8 @@ pub fn run(a: &CurveArgs) -> Result<()> {
             "variation-ratio (NOT certified)"
         }
     }));
-    crate::outln!("{}", table(&header, &rows));
-    crate::outln!(
+    crate::println_wrapped!("{}", table(&header, &rows));
+    crate::println_wrapped!(
         "wrote {} and {}{} (variation-ratio is not certified, shown for comparison: see docs/accounting.md)",
         path.display(),
         png.display(),

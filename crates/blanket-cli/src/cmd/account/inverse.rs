@@ -27,10 +27,10 @@ pub struct Eps0Args {
     /// Target delta.
     #[arg(long, allow_hyphen_values = true)]
     pub delta: f64,
-    /// Randomizer kind.
-    #[arg(long, value_enum, default_value = "generic")]
-    pub randomizer: RandomizerKind,
-    /// Number of values K of k-RR (--randomizer krr; formerly --k).
+    /// Randomizer kind (default: krr when --domain is given, generic otherwise).
+    #[arg(long, value_enum)]
+    pub randomizer: Option<RandomizerKind>,
+    /// Number of values K of k-RR (--randomizer krr; formerly --k, deprecated).
     #[arg(long, alias = "k", value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: Option<u64>,
     /// Method (as for `account shuffle`). variation-ratio is NOT certified (exit code 3).
@@ -76,7 +76,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
     };
     crate::cmd::common::warn_delta(target.delta.get(), target.n.get());
     let method = a.method.method();
-    let k = match a.randomizer {
+    let k = match RandomizerKind::or_default(a.randomizer, a.domain) {
         RandomizerKind::Generic => {
             if a.domain.is_some() {
                 usage_bail!("--domain applies to --randomizer krr only (a generic randomizer has no domain)");
@@ -132,7 +132,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
         return print_json(&out);
     }
     if certified {
-        crate::outln!(
+        crate::println_wrapped!(
             "largest eps0 per user (a setting, rounded down): {} (shuffled eps = {} at delta = {}, certified by {})",
             down(eps0),
             up(g.epsilon),
@@ -140,7 +140,7 @@ pub fn run_eps0(a: &Eps0Args) -> Result<()> {
             g.method
         );
     } else {
-        crate::outln!(
+        crate::println_wrapped!(
             "NOT CERTIFIED: {} is not a certified bound; under it eps0 = {} would give eps = {} at delta = {} (comparison only, no guarantee)",
             g.method,
             down(eps0),
@@ -405,7 +405,7 @@ pub fn run_error(a: &ErrorArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "{} with n = {n} at (eps = {}, delta = {}): predicted MSE {} ({}); per-user normalized MSE {}; gamma = {}{}, eps0 per message (local DP) {}, eps0 per user (local DP guarantee) {}, certified by {}",
         out.protocol,
         echo(a.eps),
@@ -471,7 +471,7 @@ pub fn run_users(a: &UsersArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "{}: n = {n} users reach normalized MSE {} <= {} at (eps = {}, delta = {}) (gamma = {}{}, certified by {})",
         out.protocol,
         num(out.normalized_mse),

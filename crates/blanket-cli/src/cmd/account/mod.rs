@@ -45,6 +45,18 @@ pub enum RandomizerKind {
     Krr,
 }
 
+impl RandomizerKind {
+    /// The one default of every `account` subcommand: k-RR when `--domain` is given, a generic
+    /// eps0-LDP randomizer otherwise.
+    pub fn or_default(kind: Option<Self>, domain: Option<u64>) -> Self {
+        kind.unwrap_or(if domain.is_some() {
+            RandomizerKind::Krr
+        } else {
+            RandomizerKind::Generic
+        })
+    }
+}
+
 /// The largest local eps0 the CLI accepts: beyond it a randomizer is essentially
 /// deterministic (k-RR's blanket probability is below 1e-43) and the accountants' f64
 /// arithmetic has nothing left to certify.
@@ -53,7 +65,10 @@ pub const EPS0_MAX: f64 = 100.0;
 /// Checks a local eps0 given on the command line.
 pub fn check_eps0(eps0: f64) -> Result<()> {
     if !(eps0.is_finite() && eps0 > 0.0 && eps0 <= EPS0_MAX) {
-        usage_bail!("--eps0 must be a number in (0, {EPS0_MAX}], got {eps0}");
+        usage_bail!(
+            "--eps0 must be a number in (0, {EPS0_MAX}], got {}",
+            crate::output::echo(eps0)
+        );
     }
     Ok(())
 }

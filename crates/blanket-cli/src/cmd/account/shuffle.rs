@@ -20,10 +20,10 @@ pub struct ShuffleArgs {
     /// Target delta, in (0, 1).
     #[arg(long, allow_hyphen_values = true)]
     pub delta: f64,
-    /// Randomizer kind.
-    #[arg(long, value_enum, default_value = "generic")]
-    pub randomizer: RandomizerKind,
-    /// Number of values K of k-RR (--randomizer krr; formerly --k).
+    /// Randomizer kind (default: krr when --domain is given, generic otherwise).
+    #[arg(long, value_enum)]
+    pub randomizer: Option<RandomizerKind>,
+    /// Number of values K of k-RR (--randomizer krr; formerly --k, deprecated).
     #[arg(long, alias = "k", value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: Option<u64>,
     /// Method. variation-ratio is NOT certified: its value is reported for comparison only
@@ -39,7 +39,11 @@ pub struct ShuffleArgs {
 pub fn run(a: &ShuffleArgs) -> Result<()> {
     let n = NumUsers::from_f64(a.n)?;
     let delta = Delta::new(a.delta)?;
-    let r = randomizer(a.randomizer, a.domain, a.eps0)?;
+    let r = randomizer(
+        RandomizerKind::or_default(a.randomizer, a.domain),
+        a.domain,
+        a.eps0,
+    )?;
     crate::cmd::common::warn_delta(delta.get(), n.get());
     let method = a.method.method();
     let out = blanket_report::account::shuffle(r, a.eps0, n, delta, method);
@@ -49,7 +53,7 @@ pub fn run(a: &ShuffleArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "shuffled {} with eps0 = {}, n = {}, delta = {}",
         match r {
             LocalRandomizer::Generic { .. } => "generic eps0-LDP randomizer".to_string(),
@@ -76,24 +80,24 @@ pub fn run(a: &ShuffleArgs) -> Result<()> {
                 ]
             })
             .collect();
-        crate::outln!(
+        crate::println_wrapped!(
             "{}",
             table(&["method", "epsilon", "valid", "seconds", "reason"], &rows)
         );
         if let Ok(e) = Method::VariationRatio.accountant().epsilon(&r, n, delta) {
-            crate::outln!(
+            crate::println_wrapped!(
                 "(variation-ratio, not certified, for comparison only: {})",
                 up(e)
             );
         }
     }
     match (&out.certified_by, out.certified) {
-        (Some(m), true) => crate::outln!(
+        (Some(m), true) => crate::println_wrapped!(
             "eps = {} (certified by {m}; {:.3} s)",
             up(out.epsilon.unwrap_or(f64::NAN)),
             out.seconds
         ),
-        _ => crate::outln!("NOT CERTIFIED: {}", out.reason.clone().unwrap_or_default()),
+        _ => crate::println_wrapped!("NOT CERTIFIED: {}", out.reason.clone().unwrap_or_default()),
     }
     Ok(())
 }

@@ -220,7 +220,8 @@ impl ProtocolRunArgs {
             self.sigma,
             self.eta,
             messages,
-        )?
+        )
+        .map_err(flag_names)?
         .with_proof(self.proof);
         let asked = self.key_committees_asked();
         let kc = asked.unwrap_or(KeyCommittees::default_for(p.variant));
@@ -241,5 +242,32 @@ impl ProtocolRunArgs {
                 KeyCommittees::ALLOWED
             )))),
         }
+    }
+}
+
+/// A parameter error of the protocol library named by this command's flags (the library
+/// names them as the relay's JSON keys: alpha is --dropout, gamma is --malicious).
+fn flag_names(e: ParamsError) -> anyhow::Error {
+    match e {
+        ParamsError::OutOfRange {
+            field,
+            value,
+            allowed,
+        } => {
+            let flag = match field {
+                "alpha" => "--dropout",
+                "gamma" => "--malicious",
+                "clients" => "--clients",
+                "sigma" => "--sigma",
+                "eta" => "--eta",
+                "messages" => "--messages",
+                other => other,
+            };
+            anyhow::Error::new(crate::exit::Usage(format!(
+                "{flag} = {} is out of range (allowed {allowed})",
+                crate::output::echo(value)
+            )))
+        }
+        e => anyhow::Error::new(e),
     }
 }

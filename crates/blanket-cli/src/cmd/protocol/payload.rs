@@ -213,7 +213,7 @@ impl VectorRun {
             certified_delta: g.delta,
             certified_delta_given_private_shuffle: g.delta,
             method: match &self.bound {
-                None => format!("{:?}", g.method),
+                None => g.method.name().to_string(),
                 Some(b) => format!("alternating-bad-cells ({})", b.bound),
             },
             estimate_sum: est.sum,

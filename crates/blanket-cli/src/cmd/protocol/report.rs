@@ -475,17 +475,17 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         ));
     }
     let title = format!("blanket protocol run ({} shuffler)", j.variant);
-    crate::outln!("{}", kv_table(&title, &rows));
+    crate::println_wrapped!("{}", kv_table(&title, &rows));
     if let Some(note) = &j.key_committees_note {
-        crate::outln!("note: {note}");
+        crate::println_wrapped!("note: {note}");
     }
-    crate::outln!(
+    crate::println_wrapped!(
         "privacy of a protocol over this shuffler covers the {} honest, present users (n - dropout bound - malicious bound)",
         j.blanket_users
     );
-    crate::outln!("trust: {}", j.trust);
+    crate::println_wrapped!("trust: {}", j.trust);
     for c in &j.cheaters {
-        crate::outln!(
+        crate::println_wrapped!(
             "  named: client {} in round {} ({}): {}",
             c.client,
             c.round,
@@ -494,13 +494,13 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         );
     }
     if let Some(h) = &j.histogram {
-        crate::outln!(
+        crate::println_wrapped!(
             "histogram over {} categories (gamma {}): RMSE {} per category against the accepted clients' categories",
             h.domain,
             num(h.gamma),
             num(h.rmse)
         );
-        crate::outln!(
+        crate::println_wrapped!(
             "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(h.certified_epsilon),
             crate::output::up(h.certified_delta),
@@ -510,7 +510,7 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
             crate::output::up(j.shuffle_failure)
         );
         if let Some(b) = &h.alternating {
-            crate::outln!(
+            crate::println_wrapped!(
                 "  over the alternating shuffler: certified by the {}; worst case over grids of {} to {} cells with at most {} malicious, placed anywhere (worst row: {} good cells; {} other full rows; at most {} bad cells per column on average)",
                 b.bound,
                 b.honest_cells_min,
@@ -523,14 +523,14 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         }
     }
     if let Some(v) = &j.vector_sum {
-        crate::outln!(
+        crate::println_wrapped!(
             "vector sum, d = {}, t = {}, k = {}, gamma {}: estimated sum {:?}; true sum of the honest, present clients {:?} (of all accepted clients {:?}); mean-vector squared error {} (predicted {}); one malicious client shifts a coordinate by at most {}",
             v.d, v.t, v.k, num(v.gamma), v.estimate_sum.iter().map(|x| num(*x)).collect::<Vec<_>>(),
             v.truth_sum_honest.iter().map(|x| num(*x)).collect::<Vec<_>>(),
             v.truth_sum_accepted.iter().map(|x| num(*x)).collect::<Vec<_>>(),
             num(v.mse_mean), num(v.predicted_mse_mean), num(v.malicious_shift_per_client)
         );
-        crate::outln!(
+        crate::println_wrapped!(
             "certified: ({}, {})-DP for the {} honest, present users (by {}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(v.certified_epsilon),
             crate::output::up(v.certified_delta),
@@ -541,13 +541,13 @@ pub(super) fn print_table(j: &RunJson) -> Result<()> {
         );
     }
     if let Some(k) = &j.ikos_sum {
-        crate::outln!(
+        crate::println_wrapped!(
             "IKOS sum, p = {}, q = 2^{}, m = {} shares (split-and-mix {}-secure for the {} honest, present users needs {}): estimate {}; true sum of the honest, present clients {} (of all accepted clients {}); predicted RMSE {}; one malicious client can move the estimate by up to q/p = {}",
             k.precision, k.modulus_bits, k.shares, k.sigma, k.users, k.shares_required_blanket,
             num(k.estimate), num(k.truth_honest), num(k.truth_accepted), num(k.predicted_rmse),
             num(k.malicious_shift_per_client)
         );
-        crate::outln!(
+        crate::println_wrapped!(
             "certified: ({}, {})-DP for the {} honest, present users ({}), under the trust assumption above; delta = {} given a private shuffle + 2^-sigma = {} (the shuffle's failure), rounded up",
             crate::output::up(k.certified_epsilon),
             crate::output::up(k.certified_delta),

@@ -215,9 +215,9 @@ impl SimulationReport {
             return print_json(self);
         }
         self.calibration.print(false)?;
-        crate::outln!();
+        crate::println_wrapped!();
         if let Some(d) = detail {
-            crate::outln!("{d}");
+            crate::println_wrapped!("{d}");
         }
         let mut rows = vec![
             (
@@ -241,8 +241,8 @@ impl SimulationReport {
         if let Some(b) = self.paper_bound_mse {
             rows.insert(6, ("paper's bound (Thm 4.6 / Sec. 4.5)", num(b)));
         }
-        crate::outln!("{}", kv_table("Simulation", &rows));
-        crate::outln!("MSE: {}", self.mse_meaning);
+        crate::println_wrapped!("{}", kv_table("Simulation", &rows));
+        crate::println_wrapped!("MSE: {}", self.mse_meaning);
         Ok(())
     }
 }

@@ -90,7 +90,7 @@ pub enum FrequencyError {
         first_holders: u64,
     },
     /// The literal DPDS mode would materialize too many shares.
-    #[error("literal DPDS mode materializes n^2 N = {shares} shares, above the limit {max}; use DpdsMode::Fast")]
+    #[error("literal DPDS mode materializes n^2 N = {shares} shares, above the limit {max}; use the fast mode (the same output, shares not materialized)")]
     LiteralTooLarge {
         /// n^2 N.
         shares: u128,

@@ -1,4 +1,5 @@
-//! Secrets at rest (issue 25, item 6): the database files are private to their owner.
+//! Secrets at rest and small leaks (issue 25, items 6 and 9): the database files are private
+//! to their owner; a storage failure is answered `503 storage` without its cause.
 
 mod common;
 
@@ -60,4 +61,43 @@ async fn another_local_user_cannot_read_the_database_files() {
     assert_eq!(mode(&old), DB_FILE_MODE);
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A caller provoking a storage failure learns nothing about the database (paths, tables,
+/// driver messages): a typed `503 storage` with a fixed detail and `Retry-After`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_errors_are_not_echoed_to_callers() {
+    use sqlx::Connection;
+    let svc = common::Service::start("storage-leak").await;
+    let client = svc.create(common::loose(4, 100)).await;
+    let id = common::id_of(&client).hex();
+    // The operator's database breaks under the running service (a table gone).
+    let db = svc.dir.join("db.sqlite");
+    let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("DROP TABLE analyzer_releases")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    drop(c);
+    let resp = reqwest::get(svc.url(&format!("/tasks/{id}/releases")))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "5");
+    let body = resp.text().await.unwrap();
+    let p: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(p["reason"], "storage");
+    assert_eq!(p["detail"], blanket_server::problem::STORAGE_DETAIL);
+    for leak in [
+        "analyzer_releases",
+        "no such table",
+        "sqlite",
+        "db.sqlite",
+        "database:",
+    ] {
+        assert!(!body.contains(leak), "{leak:?} in {body}");
+    }
+    svc.stop().await;
 }

@@ -1,7 +1,8 @@
 //! The relay's HTTP surface (documented in `docs/protocol.md`, "Over the network"):
 //!
 //! - `POST /relay/tasks` ([`super::api::TaskSpec`]) → 201 [`super::api::TaskStatus`];
-//! - `GET /relay/tasks/{task}` → [`super::api::TaskStatus`];
+//! - `GET /relay/tasks/{task}` → [`super::api::TaskStatus`] (a run without a protocol: its
+//!   decrypted messages only with the admin token, [`super::api::TaskStatus::withhold_raw_messages`]);
 //! - `POST /relay/tasks/{task}/clients` ([`super::api::RegisterRequest`]) → 201
 //!   [`super::api::RegisterResponse`];
 //! - `GET /relay/tasks/{task}/clients/{i}/inbox?after=SEQ&wait_ms=W` → 200 with the envelope
@@ -214,9 +215,14 @@ async fn create(
 async fn status(
     State(s): State<Arc<RelayService>>,
     Path(task): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, Rejection> {
     let h = s.run(&task)?;
-    Ok(Json(s.status_of(&h).await?).into_response())
+    let mut st = s.status_of(&h).await?;
+    if s.check_admin(&headers).is_err() {
+        st.withhold_raw_messages();
+    }
+    Ok(Json(st).into_response())
 }
 
 fn hex_field<const N: usize>(field: &'static str, s: &str) -> Result<[u8; N], Rejection> {

@@ -12,7 +12,7 @@ pub const REPORT_BODY_LIMIT: usize = 1024;
 pub const JSON_BODY_LIMIT: usize = 64 * 1024;
 /// Largest body of a batch (the wire format's bound plus its header).
 pub const BATCH_BODY_LIMIT: usize =
-    crate::wire::BATCH_HEADER_LEN + crate::wire::MAX_BATCH_REPORTS * crate::wire::SEALED_LEN;
+    crate::wire::BATCH_HEADER_LEN + crate::wire::MAX_BATCH_REPORTS * crate::wire::ITEM_LEN;
 
 /// The body, or the typed reason it could not be read (too large, cut off).
 pub fn body(b: Result<Bytes, BytesRejection>, limit: usize) -> Result<Bytes, Rejection> {

@@ -9,7 +9,7 @@
 
 use crate::problem::Rejection;
 use crate::shuffler::ShufflerTask;
-use crate::wire::{Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
+use crate::wire::{ReportId, Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
@@ -434,10 +434,16 @@ impl Store {
         })
     }
 
-    /// The sealed reports of a batch (in storage order: the caller shuffles them).
-    pub async fn batch_reports(&self, batch_id: &[u8; ID_LEN]) -> Result<Vec<Sealed>, Rejection> {
+    /// The report ids and sealed reports of a batch (in storage order: the caller shuffles
+    /// them). A row stored before migration 0006 has no report id: a zero id (its version 1
+    /// seal does not open under version 2 anyway).
+    pub async fn batch_reports(
+        &self,
+        batch_id: &[u8; ID_LEN],
+    ) -> Result<Vec<(ReportId, Sealed)>, Rejection> {
         on_pool!(self, p, pg => {
-            let rows = sqlx::query(&sql(pg, "SELECT enc, ct FROM shuffler_pending WHERE batch_id = $1"))
+            let rows = sqlx::query(&sql(pg,
+                "SELECT enc, ct, report_id FROM shuffler_pending WHERE batch_id = $1"))
                 .bind(&batch_id[..])
                 .fetch_all(p)
                 .await?;
@@ -450,7 +456,13 @@ impl Store {
                     let ct: [u8; CIPHERTEXT_LEN] = r.get::<&[u8], _>(1).try_into().map_err(|_| {
                         Rejection::Storage("stored ciphertext of the wrong length".into())
                     })?;
-                    Ok(Sealed { enc, ct })
+                    let id: ReportId = match r.get::<Option<&[u8]>, _>(2) {
+                        None => [0; ID_LEN],
+                        Some(b) => b.try_into().map_err(|_| {
+                            Rejection::Storage("stored report id of the wrong length".into())
+                        })?,
+                    };
+                    Ok((id, Sealed { enc, ct }))
                 })
                 .collect()
         })

@@ -119,10 +119,7 @@ impl Analyzer {
                 post(release).layer(DefaultBodyLimit::max(JSON_BODY_LIMIT)),
             )
             .route("/tasks/{id}/releases", get(releases))
-            .route(
-                "/internal/batches",
-                post(batch).layer(DefaultBodyLimit::max(BATCH_BODY_LIMIT)),
-            )
+            .route("/internal/batches", post(batch))
             .with_state(Arc::clone(self))
     }
 
@@ -392,13 +389,22 @@ async fn releases(
     Ok(Json(a.release_list(parse_id(&id)?).await?))
 }
 
+/// The peer token is checked before a byte of the body is read; the body is then bounded by
+/// [`BATCH_BODY_LIMIT`] and reserved in the server's body budget.
 async fn batch(
     State(a): State<Arc<Analyzer>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    budget: Option<axum::Extension<http::BodyBudget>>,
+    body: axum::body::Body,
 ) -> Result<(StatusCode, Json<serde_json::Value>), Rejection> {
     http::check_peer(&headers, &a.peer_token)?;
-    let body = http::body(body, BATCH_BODY_LIMIT)?;
+    let (body, _permit) = http::read_body(
+        &headers,
+        body,
+        BATCH_BODY_LIMIT,
+        budget.as_ref().map(|b| &b.0),
+    )
+    .await?;
     let (reports, rejected, duplicates) = a.accept_batch(&body).await?;
     Ok((
         StatusCode::CREATED,

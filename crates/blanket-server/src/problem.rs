@@ -1,7 +1,7 @@
 //! Typed rejection reasons and their HTTP form: a status code and an RFC 9457 problem body
 //! (`application/problem+json`). Every refusal of client or peer input is a [`Rejection`];
-//! a 5xx is only ever a [`Rejection::Storage`] or [`Rejection::PeerUnavailable`] (our side),
-//! never a reaction to what a client sent.
+//! a 5xx is only ever a [`Rejection::Storage`], [`Rejection::Overloaded`] or
+//! [`Rejection::PeerUnavailable`] (our side), never a reaction to what one client sent.
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -115,6 +115,16 @@ pub enum Rejection {
     /// The database failed (our side).
     #[error("storage error: {0}")]
     Storage(String),
+    /// The server holds as many request bytes as its budget allows (`--body-budget-mib`):
+    /// try again shortly (our side; `Retry-After`).
+    #[error("the server is busy: {0}")]
+    Overloaded(String),
+    /// The request took longer than the server's request timeout (`--request-timeout-secs`).
+    #[error("the request took longer than {seconds} s")]
+    RequestTimeout {
+        /// The timeout in seconds.
+        seconds: u64,
+    },
     /// The other role could not be reached (our side).
     #[error("peer unavailable: {0}")]
     PeerUnavailable(String),
@@ -164,6 +174,8 @@ impl Rejection {
             Self::RelayRefused { reason, .. } => reason,
             Self::BadSignature(_) => "bad-signature",
             Self::Storage(_) => "storage",
+            Self::Overloaded(_) => "overloaded",
+            Self::RequestTimeout { .. } => "request-timeout",
             Self::PeerUnavailable(_) => "peer-unavailable",
         }
     }
@@ -192,7 +204,8 @@ impl Rejection {
                 _ => StatusCode::CONFLICT,
             },
             Self::BadSignature(_) => StatusCode::UNAUTHORIZED,
-            Self::Storage(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Storage(_) | Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::PeerUnavailable(_) => StatusCode::BAD_GATEWAY,
         }
     }
@@ -274,7 +287,7 @@ impl IntoResponse for Rejection {
             Self::Unauthorized => Some("Bearer realm=\"blanket-peer\""),
             _ => None,
         };
-        if matches!(self, Self::Storage(_)) {
+        if matches!(self, Self::Storage(_) | Self::Overloaded(_)) {
             resp.headers_mut().insert(
                 header::RETRY_AFTER,
                 header::HeaderValue::from_static(STORAGE_RETRY_AFTER),

@@ -8,7 +8,7 @@ use crate::crypto::KeyPair;
 use crate::multi::{self, IkosState};
 use crate::problem::Rejection;
 use crate::task::{ikos_parts, Protocol, TaskConfig};
-use crate::wire::{Sealed, TaskId};
+use crate::wire::{ReportId, Sealed, TaskId};
 use blanket::analyzer::{AggregateError, Aggregator, CoordinateSums, Counts, IntegerSum};
 use blanket::field::Modulus;
 use blanket::params::{DomainSize, Gamma, Precision};
@@ -245,16 +245,18 @@ pub struct Opened {
     pub duplicates: u64,
 }
 
-/// Opens every report of a batch (in parallel): the message of each, or `None` for one that
-/// does not open.
-pub fn open_all(keys: &KeyPair, task: &TaskId, sealed: &[Sealed]) -> Vec<Option<u32>> {
+/// Opens every report of a batch under its report id (in parallel): the message of each, or
+/// `None` for one that does not open.
+pub fn open_all(keys: &KeyPair, task: &TaskId, sealed: &[(ReportId, Sealed)]) -> Vec<Option<u32>> {
     sealed
         .par_iter()
-        .map(|s| keys.open(task, &s.enc, &s.ct).ok())
+        .map(|(id, s)| keys.open(task, id, &s.enc, &s.ct).ok())
         .collect()
 }
 
-/// Absorbs the opened messages whose keys are `fresh` (first time seen for the task).
+/// Absorbs the opened messages whose keys are `fresh` (first time seen for the task). The
+/// caller decides freshness on opened reports only ([`crate::analyzer::Analyzer::accept_batch`]):
+/// a report that does not open is `rejected`, never a duplicate, and claims nothing.
 pub fn absorb_batch(
     config: &TaskConfig,
     messages: &[Option<u32>],

@@ -119,10 +119,7 @@ impl Analyzer {
                 post(release).layer(DefaultBodyLimit::max(JSON_BODY_LIMIT)),
             )
             .route("/tasks/{id}/releases", get(releases))
-            .route(
-                "/internal/batches",
-                post(batch).layer(DefaultBodyLimit::max(BATCH_BODY_LIMIT)),
-            )
+            .route("/internal/batches", post(batch))
             .with_state(Arc::clone(self))
     }
 
@@ -288,14 +285,30 @@ impl Analyzer {
     pub async fn accept_batch(&self, body: &[u8]) -> Result<(u64, u64, u64), Rejection> {
         let batch = Batch::decode(body)?;
         let (config, keys) = self.task(batch.task).await?;
-        let encs: Vec<[u8; 32]> = batch.sealed.iter().map(|s| s.enc).collect();
         let task = batch.task;
-        let sealed = batch.sealed;
-        let messages = blocking(move || Ok(open_all(&keys, &task, &sealed))).await?;
+        let (messages, sealed) = blocking(move || {
+            let m = open_all(&keys, &task, &batch.sealed);
+            Ok((m, batch.sealed))
+        })
+        .await?;
+        // Deduplicated on what authenticated only: the encapsulated keys of the reports that
+        // opened (under their report ids). A forged report carrying a victim's encapsulated
+        // key with a garbage ciphertext does not open, claims nothing, and is `rejected`.
+        let encs: Vec<[u8; 32]> = sealed
+            .iter()
+            .zip(&messages)
+            .filter(|(_, m)| m.is_some())
+            .map(|((_, s), _)| s.enc)
+            .collect();
         let stored = self
             .store
-            .store_batch(task, &batch.id, &encs, |fresh| {
-                let o = absorb_batch(&config, &messages, fresh)?;
+            .store_batch(task, &batch.id, &encs, |fresh_opened| {
+                let mut it = fresh_opened.iter();
+                let fresh: Vec<bool> = messages
+                    .iter()
+                    .map(|m| m.is_none() || it.next().copied().unwrap_or(false))
+                    .collect();
+                let o = absorb_batch(&config, &messages, &fresh)?;
                 Ok((
                     o.state.reports(),
                     o.rejected,
@@ -376,13 +389,22 @@ async fn releases(
     Ok(Json(a.release_list(parse_id(&id)?).await?))
 }
 
+/// The peer token is checked before a byte of the body is read; the body is then bounded by
+/// [`BATCH_BODY_LIMIT`] and reserved in the server's body budget.
 async fn batch(
     State(a): State<Arc<Analyzer>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    budget: Option<axum::Extension<http::BodyBudget>>,
+    body: axum::body::Body,
 ) -> Result<(StatusCode, Json<serde_json::Value>), Rejection> {
     http::check_peer(&headers, &a.peer_token)?;
-    let body = http::body(body, BATCH_BODY_LIMIT)?;
+    let (body, _permit) = http::read_body(
+        &headers,
+        body,
+        BATCH_BODY_LIMIT,
+        budget.as_ref().map(|b| &b.0),
+    )
+    .await?;
     let (reports, rejected, duplicates) = a.accept_batch(&body).await?;
     Ok((
         StatusCode::CREATED,

@@ -219,12 +219,13 @@ impl TaskClient {
     }
 
     fn seal(&self, message: u32, rng: &mut SecureRng) -> Result<Vec<u8>, ClientError> {
-        let (enc, ct) = crypto::seal(&self.public_key, &self.task, message, rng)?;
+        // The report id first: the seal binds it (associated data, wire version 2).
+        let mut id = [0u8; 16];
+        rng.fill_bytes(&mut id);
+        let (enc, ct) = crypto::seal(&self.public_key, &self.task, &id, message, rng)?;
         let ct: [u8; CIPHERTEXT_LEN] = ct
             .try_into()
             .map_err(|_| ClientError::Crypto(CryptoError::Seal))?;
-        let mut id = [0u8; 16];
-        rng.fill_bytes(&mut id);
         Ok(Report {
             task: self.task,
             id,

@@ -3,11 +3,14 @@
 //!
 //! The client seals one plaintext (the wire version and its randomized message) to the task's
 //! public key; the info string binds the task id and the wire version, the associated data the
-//! task id, so a report sealed for one task does not open under another. The shuffler sees only
-//! the encapsulated key and the ciphertext; the analyzer opens them without learning who sent
-//! them.
+//! task id and the report id ([`aad`]), so a report sealed for one task does not open under
+//! another, and a sealed message moved under another report id (by the shuffler, or by anyone
+//! replaying it under a fresh id) does not open. The shuffler sees only the report id, the
+//! encapsulated key and the ciphertext; the analyzer opens them without learning who sent
+//! them. A report that opens is authentic (AEAD), so the analyzer deduplicates on opened
+//! reports only: a forged report carrying someone's encapsulated key cannot suppress theirs.
 
-use crate::wire::{TaskId, ENC_LEN, PLAINTEXT_LEN, WIRE_VERSION};
+use crate::wire::{ReportId, TaskId, ENC_LEN, ID_LEN, PLAINTEXT_LEN, WIRE_VERSION};
 use blanket::rng::SecureRng;
 use hpke::aead::ChaCha20Poly1305;
 use hpke::kdf::HkdfSha256;
@@ -78,8 +81,15 @@ impl KeyPair {
         out
     }
 
-    /// Opens a report's ciphertext and returns its message (analyzer side).
-    pub fn open(&self, task: &TaskId, enc: &[u8; ENC_LEN], ct: &[u8]) -> Result<u32, CryptoError> {
+    /// Opens a report's ciphertext under its report id and returns its message (analyzer
+    /// side).
+    pub fn open(
+        &self,
+        task: &TaskId,
+        report: &ReportId,
+        enc: &[u8; ENC_LEN],
+        ct: &[u8],
+    ) -> Result<u32, CryptoError> {
         let enc =
             <Kem as hpke::Kem>::EncappedKey::from_bytes(enc).map_err(|_| CryptoError::Open)?;
         let pt = hpke::single_shot_open::<ChaCha20Poly1305, HkdfSha256, Kem>(
@@ -88,7 +98,7 @@ impl KeyPair {
             &enc,
             &info(task),
             ct,
-            &task.0,
+            &aad(task, report),
         )
         .map_err(|_| CryptoError::Open)?;
         decode_plaintext(&pt).ok_or(CryptoError::Open)
@@ -101,6 +111,14 @@ fn info(task: &TaskId) -> Vec<u8> {
     v.push(WIRE_VERSION);
     v.extend_from_slice(&task.0);
     v
+}
+
+/// The associated data: the task id and the report id (wire version 2).
+fn aad(task: &TaskId, report: &ReportId) -> [u8; 2 * ID_LEN] {
+    let mut a = [0u8; 2 * ID_LEN];
+    a[..ID_LEN].copy_from_slice(&task.0);
+    a[ID_LEN..].copy_from_slice(report);
+    a
 }
 
 /// Plaintext: the wire version, then the message as 4 big-endian bytes.
@@ -118,11 +136,12 @@ fn decode_plaintext(p: &[u8]) -> Option<u32> {
     }
 }
 
-/// Seals one randomized message to the task's public key (client side): the encapsulated key
-/// and the ciphertext.
+/// Seals one randomized message to the task's public key under the report's id (client
+/// side): the encapsulated key and the ciphertext.
 pub fn seal(
     public_key: &[u8],
     task: &TaskId,
+    report: &ReportId,
     message: u32,
     rng: &mut SecureRng,
 ) -> Result<([u8; ENC_LEN], Vec<u8>), CryptoError> {
@@ -133,7 +152,7 @@ pub fn seal(
         &pk,
         &info(task),
         &encode_plaintext(message),
-        &task.0,
+        &aad(task, report),
         rng,
     )
     .map_err(|_| CryptoError::Seal)?;
@@ -152,22 +171,38 @@ mod tests {
         let mut rng = SecureRng::from_os().unwrap();
         let keys = KeyPair::generate(&mut rng);
         let task = TaskId([7; 16]);
-        let (enc, ct) = seal(&keys.public_bytes(), &task, 41, &mut rng).unwrap();
+        let id = [5u8; 16];
+        let (enc, ct) = seal(&keys.public_bytes(), &task, &id, 41, &mut rng).unwrap();
         assert_eq!(ct.len(), CIPHERTEXT_LEN);
-        assert_eq!(keys.open(&task, &enc, &ct), Ok(41));
+        assert_eq!(keys.open(&task, &id, &enc, &ct), Ok(41));
         // Another task, a flipped bit, another key: nothing opens.
         assert_eq!(
-            keys.open(&TaskId([8; 16]), &enc, &ct),
+            keys.open(&TaskId([8; 16]), &id, &enc, &ct),
             Err(CryptoError::Open)
         );
         let mut bad = ct.clone();
         bad[3] ^= 1;
-        assert_eq!(keys.open(&task, &enc, &bad), Err(CryptoError::Open));
+        assert_eq!(keys.open(&task, &id, &enc, &bad), Err(CryptoError::Open));
         let other = KeyPair::generate(&mut rng);
-        assert_eq!(other.open(&task, &enc, &ct), Err(CryptoError::Open));
+        assert_eq!(other.open(&task, &id, &enc, &ct), Err(CryptoError::Open));
         // The stored secret gives back the same key pair.
         let again = KeyPair::from_secret(&keys.secret_bytes()).unwrap();
         assert_eq!(again.public_bytes(), keys.public_bytes());
-        assert_eq!(again.open(&task, &enc, &ct), Ok(41));
+        assert_eq!(again.open(&task, &id, &enc, &ct), Ok(41));
+    }
+
+    #[test]
+    fn a_report_moved_to_another_report_id_does_not_open() {
+        let mut rng = SecureRng::from_os().unwrap();
+        let keys = KeyPair::generate(&mut rng);
+        let task = TaskId([7; 16]);
+        let (a, b) = ([1u8; 16], [2u8; 16]);
+        let (enc_a, ct_a) = seal(&keys.public_bytes(), &task, &a, 3, &mut rng).unwrap();
+        let (enc_b, ct_b) = seal(&keys.public_bytes(), &task, &b, 4, &mut rng).unwrap();
+        assert_eq!(keys.open(&task, &a, &enc_a, &ct_a), Ok(3));
+        assert_eq!(keys.open(&task, &b, &enc_b, &ct_b), Ok(4));
+        // The shuffler swaps the two reports' ids: neither opens.
+        assert_eq!(keys.open(&task, &b, &enc_a, &ct_a), Err(CryptoError::Open));
+        assert_eq!(keys.open(&task, &a, &enc_b, &ct_b), Err(CryptoError::Open));
     }
 }

@@ -34,5 +34,6 @@ pub mod store;
 pub mod task;
 pub mod wire;
 
+pub use http::Limits;
 pub use problem::{AdminAuth, Problem, Rejection};
-pub use server::{start, Role, Running, ServeConfig, ALL_IN_ONE_WARNING};
+pub use server::{start, start_with, Role, Running, ServeConfig, ALL_IN_ONE_WARNING};

@@ -1,7 +1,7 @@
 //! Typed rejection reasons and their HTTP form: a status code and an RFC 9457 problem body
 //! (`application/problem+json`). Every refusal of client or peer input is a [`Rejection`];
-//! a 5xx is only ever a [`Rejection::Storage`] or [`Rejection::PeerUnavailable`] (our side),
-//! never a reaction to what a client sent.
+//! a 5xx is only ever a [`Rejection::Storage`], [`Rejection::Overloaded`] or
+//! [`Rejection::PeerUnavailable`] (our side), never a reaction to what one client sent.
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -115,6 +115,16 @@ pub enum Rejection {
     /// The database failed (our side).
     #[error("storage error: {0}")]
     Storage(String),
+    /// The server holds as many request bytes as its budget allows (`--body-budget-mib`):
+    /// try again shortly (our side; `Retry-After`).
+    #[error("the server is busy: {0}")]
+    Overloaded(String),
+    /// The request took longer than the server's request timeout (`--request-timeout-secs`).
+    #[error("the request took longer than {seconds} s")]
+    RequestTimeout {
+        /// The timeout in seconds.
+        seconds: u64,
+    },
     /// The other role could not be reached (our side).
     #[error("peer unavailable: {0}")]
     PeerUnavailable(String),
@@ -164,6 +174,8 @@ impl Rejection {
             Self::RelayRefused { reason, .. } => reason,
             Self::BadSignature(_) => "bad-signature",
             Self::Storage(_) => "storage",
+            Self::Overloaded(_) => "overloaded",
+            Self::RequestTimeout { .. } => "request-timeout",
             Self::PeerUnavailable(_) => "peer-unavailable",
         }
     }
@@ -192,19 +204,25 @@ impl Rejection {
                 _ => StatusCode::CONFLICT,
             },
             Self::BadSignature(_) => StatusCode::UNAUTHORIZED,
-            Self::Storage(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Storage(_) | Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::PeerUnavailable(_) => StatusCode::BAD_GATEWAY,
         }
     }
 
-    /// The RFC 9457 body.
+    /// The RFC 9457 body. A storage failure is answered with [`STORAGE_DETAIL`] only: its
+    /// cause (database paths, SQL, driver messages) goes to the server's log
+    /// ([`IntoResponse`]), never to the caller.
     pub fn problem(&self) -> Problem {
         let status = self.status();
         Problem {
             problem_type: format!("urn:blanket:problem:{}", self.reason()),
             title: status.canonical_reason().unwrap_or("error").to_string(),
             status: status.as_u16(),
-            detail: self.to_string(),
+            detail: match self {
+                Self::Storage(_) => STORAGE_DETAIL.to_string(),
+                _ => self.to_string(),
+            },
             reason: self.reason().to_string(),
         }
     }
@@ -231,6 +249,13 @@ impl From<sqlx::Error> for Rejection {
     }
 }
 
+/// The detail of every `503 storage` answer (the cause is logged on the server's stderr).
+pub const STORAGE_DETAIL: &str =
+    "the service's storage failed; try again later (the cause is in the server's log)";
+
+/// Seconds a client is asked to wait after a `503 storage` (`Retry-After`).
+pub const STORAGE_RETRY_AFTER: &str = "5";
+
 /// An RFC 9457 problem details object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Problem {
@@ -250,6 +275,10 @@ pub struct Problem {
 impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
         let status = self.status();
+        if let Self::Storage(cause) = &self {
+            // For the operator only; the caller gets STORAGE_DETAIL.
+            eprintln!("blanket: storage error answered 503: {cause}");
+        }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut resp = (status, [(header::CONTENT_TYPE, PROBLEM_JSON)], body).into_response();
         // RFC 9110, Section 11.6.1: a 401 names the scheme to use.
@@ -258,6 +287,12 @@ impl IntoResponse for Rejection {
             Self::Unauthorized => Some("Bearer realm=\"blanket-peer\""),
             _ => None,
         };
+        if matches!(self, Self::Storage(_) | Self::Overloaded(_)) {
+            resp.headers_mut().insert(
+                header::RETRY_AFTER,
+                header::HeaderValue::from_static(STORAGE_RETRY_AFTER),
+            );
+        }
         if let Some(realm) = realm {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -300,6 +335,17 @@ mod tests {
         assert_eq!(p.problem_type, "urn:blanket:problem:duplicate");
         assert_eq!(p.status, 409);
         assert_eq!(p.reason, "duplicate");
+    }
+
+    #[test]
+    fn storage_errors_are_not_echoed_to_callers() {
+        let secret = "error returned from database: unable to open /var/lib/blanket/analyzer.db";
+        let r = Rejection::Storage(secret.into());
+        let p = r.problem();
+        assert_eq!((p.status, p.reason.as_str()), (503, "storage"));
+        assert_eq!(p.detail, STORAGE_DETAIL);
+        let resp = r.into_response();
+        assert_eq!(resp.headers().get(header::RETRY_AFTER).unwrap(), "5");
     }
 
     #[test]

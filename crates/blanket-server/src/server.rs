@@ -2,10 +2,12 @@
 
 use crate::analyzer::Analyzer;
 use crate::http;
+use crate::http::Limits;
 use crate::problem::Rejection;
 use crate::shuffler::Shuffler;
 use crate::store::Store;
 use crate::wire::hex_encode;
+use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
 use blanket::rng::{RngCore, SecureRng};
@@ -111,8 +113,18 @@ fn need(v: Option<String>, field: &str, allowed: &str) -> Result<String, Rejecti
         })
 }
 
-/// Starts the role on `listener`.
+/// Starts the role on `listener` with the default [`Limits`].
 pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running, Rejection> {
+    start_with(config, Limits::default(), listener).await
+}
+
+/// Starts the role on `listener` with these connection and body limits.
+pub async fn start_with(
+    config: ServeConfig,
+    limits: Limits,
+    listener: TcpListener,
+) -> Result<Running, Rejection> {
+    limits.check()?;
     let addr = listener
         .local_addr()
         .map_err(|e| Rejection::Storage(e.to_string()))?;
@@ -131,7 +143,7 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
                 get(|| async { Json(serde_json::json!({"role": "relay"})) }),
             )
             .merge(relay.router());
-        let mut running = serve(app, listener, addr, url, None, None, Some(relay));
+        let mut running = serve(app, listener, limits, addr, url, None, None, Some(relay));
         running.admin_token = Some(admin_token);
         return Ok(running);
     }
@@ -211,7 +223,7 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
             Json(v)
         }),
     );
-    let mut running = serve(app, listener, addr, url, shuffler, analyzer, None);
+    let mut running = serve(app, listener, limits, addr, url, shuffler, analyzer, None);
     running.admin_token = admin_token;
     Ok(running)
 }
@@ -230,26 +242,35 @@ fn unreachable_relay() -> Result<(String, String), Rejection> {
     Err(Rejection::Storage("the relay role has no peer".into()))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn serve(
     app: Router,
     listener: TcpListener,
+    limits: Limits,
     addr: SocketAddr,
     url: String,
     shuffler: Option<std::sync::Arc<Shuffler>>,
     analyzer: Option<std::sync::Arc<Analyzer>>,
     relay: Option<std::sync::Arc<crate::relay::RelayService>>,
 ) -> Running {
+    let timeout = limits.request_timeout;
     let app = app
         .fallback(http::not_found)
-        .method_not_allowed_fallback(http::method_not_allowed);
+        .method_not_allowed_fallback(http::method_not_allowed)
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                match tokio::time::timeout(timeout, next.run(req)).await {
+                    Ok(r) => r,
+                    Err(_) => Rejection::RequestTimeout {
+                        seconds: timeout.as_secs(),
+                    }
+                    .into_response(),
+                }
+            },
+        ))
+        .layer(axum::Extension(http::BodyBudget::new(limits.body_budget)));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let task = tokio::spawn(accept_loop(listener, app, limits, stopped));
     Running {
         addr,
         url,
@@ -260,4 +281,62 @@ fn serve(
         stop: Some(stop),
         task,
     }
+}
+
+/// Serves connections until `stopped`: at most `limits.max_connections` at once (the loop
+/// accepts no more until one ends; the rest wait in the kernel's listen backlog), each closed
+/// if it does not send a request's headers within `limits.header_timeout` (hyper's header
+/// read timeout, with tokio's timer). On stop: no new connection, idle ones closed, requests
+/// in flight answered, then it returns.
+async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    stopped: tokio::sync::oneshot::Receiver<()>,
+) -> std::io::Result<()> {
+    use std::sync::Arc;
+    let cap = limits.max_connections;
+    let slots = Arc::new(tokio::sync::Semaphore::new(cap));
+    let (shut, _) = tokio::sync::watch::channel(false);
+    tokio::pin!(stopped);
+    loop {
+        let slot = tokio::select! {
+            s = Arc::clone(&slots).acquire_owned() => s.map_err(std::io::Error::other)?,
+            _ = &mut stopped => break,
+        };
+        let stream = tokio::select! {
+            a = listener.accept() => match a {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    // Out of descriptors or a connection reset before accept: wait, go on.
+                    eprintln!("blanket: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut stopped => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let mut shut_rx = shut.subscribe();
+        let header_timeout = limits.header_timeout;
+        tokio::spawn(async move {
+            let _slot = slot;
+            let mut b = hyper::server::conn::http1::Builder::new();
+            b.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = b.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = shut_rx.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    let _ = shut.send(true);
+    // Every connection gave its slot back: all ended.
+    let _ = slots.acquire_many(cap as u32).await;
+    Ok(())
 }

@@ -9,7 +9,7 @@
 
 use crate::problem::Rejection;
 use crate::shuffler::ShufflerTask;
-use crate::wire::{Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
+use crate::wire::{ReportId, Sealed, TaskId, CIPHERTEXT_LEN, ENC_LEN, ID_LEN};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
@@ -155,6 +155,59 @@ where
     }
 }
 
+/// Mode of the database files: the analyzer's holds every task's HPKE private key, the
+/// relay's its event log (as the admin token file, readable by the owner only).
+pub const DB_FILE_MODE: u32 = 0o600;
+
+/// Makes the SQLite database `path` and its `-wal` and `-shm` files private to the owner
+/// ([`DB_FILE_MODE`]): creates the database file with that mode if it does not exist (before
+/// SQLite creates it with the umask's mode; SQLite then creates `-wal` and `-shm` with the
+/// database file's mode), and takes the group and other bits off an existing file (a database
+/// created by an older version). With `companions`, the same for `-wal` and `-shm` when
+/// they exist.
+fn private_files(path: &std::path::Path, companions: bool) -> Result<(), Rejection> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let io = |what: &std::path::Path, e: std::io::Error| {
+            Rejection::Storage(format!("database file {}: {e}", what.display()))
+        };
+        let mut paths = vec![path.to_path_buf()];
+        if companions {
+            for suffix in ["-wal", "-shm"] {
+                let mut p = path.as_os_str().to_owned();
+                p.push(suffix);
+                paths.push(p.into());
+            }
+        } else {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(DB_FILE_MODE)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(io(path, e)),
+            }
+        }
+        for p in paths {
+            let meta = match std::fs::metadata(&p) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&p, e)),
+            };
+            if meta.permissions().mode() & 0o077 != 0 {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(DB_FILE_MODE))
+                    .map_err(|e| io(&p, e))?;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, companions);
+    Ok(())
+}
+
 impl Store {
     /// Opens the database at `url` and applies the migrations: `sqlite://PATH` (created if
     /// missing) or `sqlite::memory:`, or `postgres://...`.
@@ -182,7 +235,11 @@ impl Store {
             });
         }
         let memory = url.contains(":memory:");
-        let opts = SqliteConnectOptions::from_str(url)?
+        let parsed = SqliteConnectOptions::from_str(url)?;
+        if !memory {
+            private_files(parsed.get_filename(), false)?;
+        }
+        let opts = parsed
             .create_if_missing(true)
             .journal_mode(if memory {
                 SqliteJournalMode::Memory
@@ -207,13 +264,15 @@ impl Store {
         let intake = if memory {
             None
         } else {
-            Some(
-                SqlitePoolOptions::new()
-                    .max_connections(1)
-                    // 32 MiB of page cache (negative: KiB) for the replay index it writes.
-                    .connect_with(opts.pragma("cache_size", "-32768"))
-                    .await?,
-            )
+            let path = opts.get_filename().to_path_buf();
+            let intake = SqlitePoolOptions::new()
+                .max_connections(1)
+                // 32 MiB of page cache (negative: KiB) for the replay index it writes.
+                .connect_with(opts.pragma("cache_size", "-32768"))
+                .await?;
+            // SQLite gives the -wal and -shm files the database file's mode; checked anyway.
+            private_files(&path, true)?;
+            Some(intake)
         };
         Ok(Self {
             backend: Backend::Sqlite(pool),
@@ -375,10 +434,16 @@ impl Store {
         })
     }
 
-    /// The sealed reports of a batch (in storage order: the caller shuffles them).
-    pub async fn batch_reports(&self, batch_id: &[u8; ID_LEN]) -> Result<Vec<Sealed>, Rejection> {
+    /// The report ids and sealed reports of a batch (in storage order: the caller shuffles
+    /// them). A row stored before migration 0006 has no report id: a zero id (its version 1
+    /// seal does not open under version 2 anyway).
+    pub async fn batch_reports(
+        &self,
+        batch_id: &[u8; ID_LEN],
+    ) -> Result<Vec<(ReportId, Sealed)>, Rejection> {
         on_pool!(self, p, pg => {
-            let rows = sqlx::query(&sql(pg, "SELECT enc, ct FROM shuffler_pending WHERE batch_id = $1"))
+            let rows = sqlx::query(&sql(pg,
+                "SELECT enc, ct, report_id FROM shuffler_pending WHERE batch_id = $1"))
                 .bind(&batch_id[..])
                 .fetch_all(p)
                 .await?;
@@ -391,7 +456,13 @@ impl Store {
                     let ct: [u8; CIPHERTEXT_LEN] = r.get::<&[u8], _>(1).try_into().map_err(|_| {
                         Rejection::Storage("stored ciphertext of the wrong length".into())
                     })?;
-                    Ok(Sealed { enc, ct })
+                    let id: ReportId = match r.get::<Option<&[u8]>, _>(2) {
+                        None => [0; ID_LEN],
+                        Some(b) => b.try_into().map_err(|_| {
+                            Rejection::Storage("stored report id of the wrong length".into())
+                        })?,
+                    };
+                    Ok((id, Sealed { enc, ct }))
                 })
                 .collect()
         })

@@ -3,25 +3,28 @@
 //! A report (client to shuffler, `application/octet-stream`, exactly [`REPORT_LEN`] bytes):
 //!
 //! ```text
-//! version u8 (= 1) | task id [16] | report id [16] | HPKE enc [32] | ciphertext length u16 BE (= 21) | ciphertext [21]
+//! version u8 (= 2) | task id [16] | report id [16] | HPKE enc [32] | ciphertext length u16 BE (= 21) | ciphertext [21]
 //! ```
 //!
 //! The ciphertext seals 5 bytes (version, message u32 BE) plus the 16-byte Poly1305 tag, so
 //! every report of a version has the same length and the shuffler learns nothing from sizes.
+//! Version 2: the seal's associated data is the task id and the report id
+//! ([`crate::crypto`]), so a report opens only under the id its client chose.
 //!
-//! A batch (shuffler to analyzer), exactly `BATCH_HEADER_LEN + count * SEALED_LEN` bytes:
+//! A batch (shuffler to analyzer), exactly `BATCH_HEADER_LEN + count * ITEM_LEN` bytes:
 //!
 //! ```text
-//! version u8 (= 1) | task id [16] | batch id [16] | count u32 BE | count * (enc [32] | ciphertext [21])
+//! version u8 (= 2) | task id [16] | batch id [16] | count u32 BE | count * (report id [16] | enc [32] | ciphertext [21])
 //! ```
 //!
-//! The batch carries no report id, time or connection detail: only the sealed messages, in the
-//! shuffled order.
+//! The batch carries no time or connection detail: only the sealed messages with their report
+//! ids (needed to open them; random, and known to the shuffler with the encapsulated key
+//! anyway, so they link nothing the encapsulated key does not), in the shuffled order.
 
 use crate::problem::Rejection;
 
 /// The one wire version this build speaks.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 /// Length of a task, report or batch id.
 pub const ID_LEN: usize = 16;
 /// Length of an HPKE encapsulated key (X25519).
@@ -34,9 +37,11 @@ pub const CIPHERTEXT_LEN: usize = PLAINTEXT_LEN + 16;
 pub const REPORT_LEN: usize = 1 + ID_LEN + ID_LEN + ENC_LEN + 2 + CIPHERTEXT_LEN;
 /// A sealed message in a batch.
 pub const SEALED_LEN: usize = ENC_LEN + CIPHERTEXT_LEN;
+/// A report id and its sealed message in a batch.
+pub const ITEM_LEN: usize = ID_LEN + SEALED_LEN;
 /// A batch's header.
 pub const BATCH_HEADER_LEN: usize = 1 + ID_LEN + ID_LEN + 4;
-/// Most reports in one forwarded batch (bounds the batch body: 53 MB).
+/// Most reports in one forwarded batch (bounds the batch body: 69 MB).
 pub const MAX_BATCH_REPORTS: usize = 1_000_000;
 
 /// A 16-byte identifier shown as 32 lowercase hex digits.
@@ -190,19 +195,20 @@ pub struct Batch {
     pub task: TaskId,
     /// Random id: the analyzer accepts each batch once.
     pub id: [u8; ID_LEN],
-    /// The sealed messages, in shuffled order.
-    pub sealed: Vec<Sealed>,
+    /// The report ids and sealed messages, in shuffled order.
+    pub sealed: Vec<(ReportId, Sealed)>,
 }
 
 impl Batch {
     /// The batch's bytes.
     pub fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(BATCH_HEADER_LEN + self.sealed.len() * SEALED_LEN);
+        let mut v = Vec::with_capacity(BATCH_HEADER_LEN + self.sealed.len() * ITEM_LEN);
         v.push(WIRE_VERSION);
         v.extend_from_slice(&self.task.0);
         v.extend_from_slice(&self.id);
         v.extend_from_slice(&(self.sealed.len() as u32).to_be_bytes());
-        for s in &self.sealed {
+        for (id, s) in &self.sealed {
+            v.extend_from_slice(id);
             v.extend_from_slice(&s.enc);
             v.extend_from_slice(&s.ct);
         }
@@ -232,7 +238,7 @@ impl Batch {
                 value: count.to_string(),
             });
         }
-        let expected = BATCH_HEADER_LEN + count * SEALED_LEN;
+        let expected = BATCH_HEADER_LEN + count * ITEM_LEN;
         if b.len() != expected {
             return Err(Rejection::WrongLength {
                 field: "batch",
@@ -241,10 +247,15 @@ impl Batch {
             });
         }
         let sealed = b[BATCH_HEADER_LEN..]
-            .chunks_exact(SEALED_LEN)
-            .map(|c| Sealed {
-                enc: take(c, 0),
-                ct: take(c, ENC_LEN),
+            .chunks_exact(ITEM_LEN)
+            .map(|c| {
+                (
+                    take(c, 0),
+                    Sealed {
+                        enc: take(c, ID_LEN),
+                        ct: take(c, ID_LEN + ENC_LEN),
+                    },
+                )
             })
             .collect();
         Ok(Self {
@@ -288,10 +299,10 @@ mod tests {
             Err(Rejection::WrongLength { got: 40, .. })
         ));
         let mut v2 = b.clone();
-        v2[0] = 2;
+        v2[0] = 1;
         assert!(matches!(
             Report::decode(&v2),
-            Err(Rejection::UnsupportedVersion { got: 2, .. })
+            Err(Rejection::UnsupportedVersion { got: 1, .. })
         ));
         let mut badlen = b;
         badlen[65] = 0;
@@ -311,10 +322,10 @@ mod tests {
         let batch = Batch {
             task: r.task,
             id: [9; 16],
-            sealed: vec![r.sealed.clone(), r.sealed],
+            sealed: vec![(r.id, r.sealed.clone()), ([5; 16], r.sealed)],
         };
         let b = batch.encode();
-        assert_eq!(b.len(), BATCH_HEADER_LEN + 2 * SEALED_LEN);
+        assert_eq!(b.len(), BATCH_HEADER_LEN + 2 * ITEM_LEN);
         assert_eq!(Batch::decode(&b), Ok(batch));
         assert!(Batch::decode(&b[..b.len() - 1]).is_err());
         let mut huge = b;

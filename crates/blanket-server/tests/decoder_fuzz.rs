@@ -9,7 +9,7 @@ use blanket_server::aggregate::absorb_batch;
 use blanket_server::multi::{decode_coordinate, encode_coordinate};
 use blanket_server::task::{calibrate_task, Protocol, TaskConfig, TaskRequest};
 use blanket_server::wire::{
-    Batch, Report, Sealed, TaskId, BATCH_HEADER_LEN, CIPHERTEXT_LEN, REPORT_LEN, SEALED_LEN,
+    Batch, Report, Sealed, TaskId, BATCH_HEADER_LEN, CIPHERTEXT_LEN, ITEM_LEN, REPORT_LEN,
 };
 use blanket_server::Rejection;
 use proptest::prelude::*;
@@ -114,12 +114,12 @@ proptest! {
     fn batches_round_trip_and_mutated_headers_are_refused(
         task in any::<[u8; 16]>(),
         id in any::<[u8; 16]>(),
-        items in proptest::collection::vec(sealed(), 0..20),
+        items in proptest::collection::vec((any::<[u8; 16]>(), sealed()), 0..20),
         count in any::<u32>(),
     ) {
         let b = Batch { task: TaskId(task), id, sealed: items };
         let bytes = b.encode();
-        prop_assert_eq!(bytes.len(), BATCH_HEADER_LEN + b.sealed.len() * SEALED_LEN);
+        prop_assert_eq!(bytes.len(), BATCH_HEADER_LEN + b.sealed.len() * ITEM_LEN);
         prop_assert_eq!(Batch::decode(&bytes), Ok(b.clone()));
         let mut lie = bytes.clone();
         lie[33..37].copy_from_slice(&count.to_be_bytes());

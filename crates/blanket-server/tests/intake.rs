@@ -128,7 +128,7 @@ async fn duplicates_inside_one_group_are_stored_once() {
             .await
             .unwrap()
             .iter()
-            .map(|s| u32::from_be_bytes(s.enc[..4].try_into().unwrap()))
+            .map(|(_, s)| u32::from_be_bytes(s.enc[..4].try_into().unwrap()))
             .collect();
         encs.sort_unstable();
         assert_eq!(encs, vec![1, 2, 3, 9], "{name}");
@@ -209,7 +209,7 @@ async fn a_capped_cut_takes_whole_uploads_only() {
                     .await
                     .unwrap()
                     .iter()
-                    .map(|s| u32::from_be_bytes(s.enc[..4].try_into().unwrap()))
+                    .map(|(_, s)| u32::from_be_bytes(s.enc[..4].try_into().unwrap()))
                     .collect();
                 // Whole uploads: each upload u holds encs 3u, 3u + 1, 3u + 2.
                 let mut uploads: Vec<u32> = encs.iter().map(|e| e / 3).collect();
@@ -336,10 +336,10 @@ async fn bulk_framing_errors_refuse_the_whole_upload() {
         post([good.clone(), foreign].concat()).await,
         (400, "wrong-task".into())
     );
-    let mut v2 = good.clone();
-    v2[0] = 2;
+    let mut v1 = good.clone();
+    v1[0] = 1;
     assert_eq!(
-        post([good.clone(), v2].concat()).await,
+        post([good.clone(), v1].concat()).await,
         (400, "unsupported-version".into())
     );
     let intake: serde_json::Value = reqwest::get(svc.url(&format!("/tasks/{id}/intake")))

@@ -63,7 +63,7 @@ async fn over_the_network(db: &str, spec: &TaskSpec, cfg: &SimConfig) -> Simulat
     let task = client::create_task(&server.url, spec, Some(common::ADMIN))
         .await
         .unwrap();
-    let r = client::simulate(
+    let mut r = client::simulate(
         &server.url,
         &task,
         cfg,
@@ -72,6 +72,13 @@ async fn over_the_network(db: &str, spec: &TaskSpec, cfg: &SimConfig) -> Simulat
     )
     .await
     .unwrap();
+    // The decrypted messages of a run without a protocol: for the operator only.
+    let mut conn = client::Connection::new(&server.url, &task, opts()).unwrap();
+    if r.status.delivered {
+        let open = conn.status().await.unwrap().output.unwrap();
+        assert!(open.messages.is_empty() && open.messages_withheld);
+    }
+    r.status = conn.status_as_admin(common::ADMIN).await.unwrap();
     server.stop().await;
     r
 }
@@ -349,11 +356,8 @@ async fn real_clients_deliver_their_values() {
     }
     indices.sort_unstable();
     assert_eq!(indices, (0..8).collect::<Vec<u32>>());
-    let st = client::Connection::new(&server.url, &task, opts())
-        .unwrap()
-        .status()
-        .await
-        .unwrap();
+    let mut conn = client::Connection::new(&server.url, &task, opts()).unwrap();
+    let st = conn.status_as_admin(common::ADMIN).await.unwrap();
     let mut got = st.output.unwrap().messages;
     got.sort_unstable();
     assert_eq!(got, values);
@@ -363,5 +367,53 @@ async fn real_clients_deliver_their_values() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("task-closed"), "{e}");
+    server.stop().await;
+}
+
+/// A stranger reading a delivered run without a protocol (its decrypted messages are the
+/// clients' raw inputs) gets no message, with and without a wrong token; the operator's
+/// admin token shows them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_do_not_read_the_raw_messages_of_a_run_without_a_protocol() {
+    let server = relay().await;
+    let spec = spec(12, "amortized", 0.05, 21, 5_000);
+    let cfg = config(&spec, 21);
+    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+        .await
+        .unwrap();
+    let r = client::simulate(
+        &server.url,
+        &task,
+        &cfg,
+        opts(),
+        Arc::new(AtomicUsize::new(0)),
+    )
+    .await
+    .unwrap();
+    assert!(r.status.delivered, "{:?}", r.status.error);
+    let url = format!("{}/relay/tasks/{task}", server.url);
+    let http = reqwest::Client::new();
+    for token in [None, Some("wrong-token")] {
+        let mut req = http.get(&url);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let v: serde_json::Value = req.send().await.unwrap().json().await.unwrap();
+        assert_eq!(v["delivered"], true);
+        assert_eq!(
+            v["output"]["messages"],
+            serde_json::json!([]),
+            "{token:?}: {v}"
+        );
+        assert_eq!(v["output"]["messages_withheld"], true, "{token:?}");
+    }
+    let st = client::Connection::new(&server.url, &task, opts())
+        .unwrap()
+        .status_as_admin(common::ADMIN)
+        .await
+        .unwrap();
+    let out = st.output.unwrap();
+    assert!(!out.messages_withheld);
+    assert_eq!(out.messages.len(), out.accepted_clients.len());
     server.stop().await;
 }

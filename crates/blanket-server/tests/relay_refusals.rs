@@ -231,6 +231,33 @@ async fn bad_posts_are_refused_with_typed_reasons() {
         "out-of-range",
     )
     .await;
+    // A registered client declaring a body over its run's bound (4 MiB + 2 KiB per message):
+    // 413 from the headers, before a byte of the body is sent (issue 25, item 5).
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let limit = blanket_server::relay::routes::message_limit(N, 1);
+        let t: [u8; 16] = blanket_server::wire::hex_decode(&task)
+            .unwrap()
+            .try_into()
+            .unwrap();
+        let sig = auth::sign_post(&t, 0, 1, b"", clients[0].keys(), &mut api.rng);
+        let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let head = format!(
+            "POST /relay/tasks/{task}/clients/0/messages HTTP/1.1\r\nhost: x\r\n\
+             {SEQ_HEADER}: 1\r\n{SIGNATURE_HEADER}: {}\r\ncontent-length: {}\r\n\r\n",
+            hex_encode(&sig.to_bytes()),
+            limit + 1
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = vec![0u8; 1024];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), s.read(&mut answer))
+            .await
+            .unwrap()
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..n]);
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+        assert!(answer.contains("too-large"), "{answer}");
+    }
     for i in 1..N {
         assert_eq!(
             api.register(&task, &clients[i as usize], Some(i))

@@ -161,8 +161,8 @@ async fn replay_counts_once() {
     assert!(
         matches!(later, Err(blanket_server::client::ClientError::Rejected(ref p)) if p.reason == "duplicate")
     );
-    // The same sealed message under a fresh report id passes the shuffler but counts once at
-    // the analyzer (its encapsulated key was seen).
+    // The same sealed message under a fresh report id passes the shuffler but does not open
+    // at the analyzer (the seal binds the report id): rejected, never counted twice.
     let mut same = Report::decode(&report).unwrap();
     same.id = [0xee; 16];
     client.upload(&http, same.encode()).await.unwrap();
@@ -170,11 +170,12 @@ async fn replay_counts_once() {
     client.upload(&http, other).await.unwrap();
     let st = svc
         .wait_status(&id, |v| {
-            v["reports"].as_u64().unwrap() + v["duplicates"].as_u64().unwrap() >= 3
+            v["reports"].as_u64().unwrap() + v["rejected"].as_u64().unwrap() >= 3
         })
         .await;
     assert_eq!(st["reports"], 2);
-    assert_eq!(st["duplicates"], 1);
+    assert_eq!(st["rejected"], 1);
+    assert_eq!(st["duplicates"], 0);
     assert_eq!(REPORT_LEN, report.len());
     svc.stop().await;
 }

@@ -163,10 +163,10 @@ fn forged(client: &TaskClient, message: u32) -> Vec<u8> {
     let task = TaskId::parse(&p.task_id).unwrap();
     let pk = hex_decode(&p.hpke_public_key).unwrap();
     let mut rng = SecureRng::from_os().unwrap();
-    let (enc, ct) = crypto::seal(&pk, &task, message, &mut rng).unwrap();
-    let ct: [u8; CIPHERTEXT_LEN] = ct.try_into().unwrap();
     let mut id = [0u8; 16];
     blanket::rng::RngCore::fill_bytes(&mut rng, &mut id);
+    let (enc, ct) = crypto::seal(&pk, &task, &id, message, &mut rng).unwrap();
+    let ct: [u8; CIPHERTEXT_LEN] = ct.try_into().unwrap();
     Report {
         task,
         id,

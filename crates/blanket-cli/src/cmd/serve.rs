@@ -64,6 +64,39 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = blanket_server::shuffler::LEASE_SECONDS,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lease_seconds: u64,
+    /// Seconds a connection has to send a request's headers before it is closed (1 to
+    /// 3600; a stranger trickling headers holds a connection no longer).
+    #[arg(long, default_value_t = blanket_server::http::DEFAULT_HEADER_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=3_600))]
+    pub header_timeout_secs: u64,
+    /// Seconds a request has from its headers to its answer, body included (121 to 86400:
+    /// above the relay's longest long poll, 120 s); 408 `request-timeout` after it.
+    #[arg(long, default_value_t = blanket_server::http::DEFAULT_REQUEST_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(121..=86_400))]
+    pub request_timeout_secs: u64,
+    /// Connections served at once (1 to 1048576); more wait in the listen backlog. Keep it
+    /// below the process's descriptor limit (`ulimit -n`) minus the database's.
+    #[arg(long, default_value_t = blanket_server::http::DEFAULT_MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub max_connections: u64,
+    /// MiB of request bodies held at once over all requests (70 to 1048576: at least one
+    /// largest batch); a request finding no room within 5 s gets 503 `overloaded`.
+    #[arg(long, default_value_t = blanket_server::http::DEFAULT_BODY_BUDGET_MIB as u64,
+          value_parser = clap::value_parser!(u64).range(70..=1_048_576))]
+    pub body_budget_mib: u64,
+}
+
+impl ServeArgs {
+    /// The connection and body limits of the flags.
+    pub fn limits(&self) -> blanket_server::Limits {
+        use std::time::Duration;
+        blanket_server::Limits {
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
+            request_timeout: Duration::from_secs(self.request_timeout_secs),
+            max_connections: self.max_connections as usize,
+            body_budget: (self.body_budget_mib as usize) << 20,
+        }
+    }
 }
 
 /// The environment variable holding the admin token (the token itself, not a path).
@@ -247,7 +280,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(&a.listen)
             .await
             .with_context(|| format!("cannot listen on {}", a.listen))?;
-        let running = blanket_server::start(config, listener).await?;
+        let running = blanket_server::start_with(config, a.limits(), listener).await?;
         if let Some(t) = &admin {
             if let Some(path) = &t.create {
                 create_token_file(path, &t.token)?;

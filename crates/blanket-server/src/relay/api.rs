@@ -444,9 +444,10 @@ pub struct OutputJson {
     pub shufflers: Vec<u32>,
     /// Key holders whose partials were combined.
     pub decryptors: Vec<u32>,
-    /// With a protocol, the decrypted messages (the clients' randomized reports) are
-    /// published only once the release was charged to the budget: `true` while they are
-    /// withheld (the release not yet settled, or refused).
+    /// `true` while the decrypted messages are withheld. With a protocol, they (the
+    /// clients' randomized reports) are published only once the release was charged to the
+    /// budget (withheld while the release is not settled, or refused). Without a protocol
+    /// they are the clients' raw inputs: shown only to a reader holding the admin token.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub messages_withheld: bool,
 }
@@ -496,6 +497,22 @@ pub struct TaskStatus {
     /// run's output is kept, its messages withheld.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_refused: Option<crate::Problem>,
+}
+
+impl TaskStatus {
+    /// For a reader without the admin token: a run without a protocol publishes no decrypted
+    /// message (they are the clients' raw, unrandomized inputs), only their count's absence
+    /// and `messages_withheld`; a run with a protocol is unchanged (its messages are the
+    /// randomized reports, published once the release is charged).
+    pub fn withhold_raw_messages(&mut self) {
+        if self.randomizer.is_some() {
+            return;
+        }
+        if let Some(o) = self.output.as_mut() {
+            o.messages.clear();
+            o.messages_withheld = true;
+        }
+    }
 }
 
 /// A relay task's privacy budget: the release ledger of the task that holds it (the

@@ -290,10 +290,27 @@ impl Connection {
         }
     }
 
-    /// The task's status.
+    /// The task's status (as anyone reads it: a run without a protocol withholds its
+    /// decrypted messages; [`Connection::status_as_admin`] shows them).
     pub async fn status(&mut self) -> Result<TaskStatus, RelayClientError> {
         let a = self
             .send(reqwest::Method::GET, self.url(""), Vec::new(), None, "")
+            .await?;
+        if a.status != 200 {
+            return Err(Self::problem(&a));
+        }
+        serde_json::from_slice(&a.body).map_err(|e| RelayClientError::Unexpected(e.to_string()))
+    }
+
+    /// The task's status as the operator reads it (`Authorization: Bearer ADMIN_TOKEN`):
+    /// with the decrypted messages of a run without a protocol.
+    pub async fn status_as_admin(
+        &mut self,
+        admin_token: &str,
+    ) -> Result<TaskStatus, RelayClientError> {
+        let auth = vec![("authorization", format!("Bearer {admin_token}"))];
+        let a = self
+            .send(reqwest::Method::GET, self.url(""), auth, None, "")
             .await?;
         if a.status != 200 {
             return Err(Self::problem(&a));

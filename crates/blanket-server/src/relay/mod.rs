@@ -401,7 +401,7 @@ impl RelayService {
             .append_relay_log(h.task, st.log_len, &[LogEntry::Advance { at_ms: now }])
             .await
         {
-            st.broken = Some(e.to_string());
+            st.broken = Some(storage_broken(&e));
             h.bump();
             return Err(e);
         }
@@ -484,7 +484,7 @@ impl RelayService {
             .append_relay_log(h.task, st.log_len, &entries)
             .await
         {
-            st.broken = Some(e.to_string());
+            st.broken = Some(storage_broken(&e));
             return Err(e);
         }
         st.log_len += entries.len() as u64;
@@ -553,4 +553,11 @@ impl RelayService {
             }
         }
     }
+}
+
+/// What a run's status says when writing its event log failed: the cause (paths, SQL, driver
+/// messages) goes to the server's log only, as for every `503 storage` answer.
+fn storage_broken(e: &Rejection) -> String {
+    eprintln!("blanket relay: the event log could not be written: {e}");
+    "the relay's storage failed; the run stopped (the cause is in the server's log)".into()
 }

@@ -1,7 +1,8 @@
 //! The relay's HTTP surface (documented in `docs/protocol.md`, "Over the network"):
 //!
 //! - `POST /relay/tasks` ([`super::api::TaskSpec`]) → 201 [`super::api::TaskStatus`];
-//! - `GET /relay/tasks/{task}` → [`super::api::TaskStatus`];
+//! - `GET /relay/tasks/{task}` → [`super::api::TaskStatus`] (a run without a protocol: its
+//!   decrypted messages only with the admin token, [`super::api::TaskStatus::withhold_raw_messages`]);
 //! - `POST /relay/tasks/{task}/clients` ([`super::api::RegisterRequest`]) → 201
 //!   [`super::api::RegisterResponse`];
 //! - `GET /relay/tasks/{task}/clients/{i}/inbox?after=SEQ&wait_ms=W` → 200 with the envelope
@@ -18,13 +19,13 @@ use super::{refusal_reason, RelayService};
 use crate::http;
 use crate::problem::Rejection;
 use crate::wire::{hex_decode, hex_encode};
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use blanket_crypto::schnorr::SchnorrProof;
 use blanket_crypto::PublicKey;
 use std::sync::Arc;
@@ -43,8 +44,25 @@ pub const ROUTES: [(&str, &str); 8] = [
     ("post", "/relay/tasks/{task}/clients/{client}/messages"),
 ];
 
-/// Largest message post (a shuffle response of the largest runs, with its proof).
+/// Largest message post of any run (a shuffle response of the largest runs, with its proof);
+/// a run's own bound is [`message_limit`].
 pub const MESSAGE_BODY_LIMIT: usize = 256 * 1024 * 1024;
+/// [`message_limit`]: bytes every run may post at once, whatever its size.
+pub const MESSAGE_BASE: u64 = 4 << 20;
+/// [`message_limit`]: bytes per message of the run (clients x messages per client).
+pub const MESSAGE_PER_CIPHERTEXT: u64 = 2048;
+
+/// The largest body a client of a run with `clients` clients and `messages_per_client`
+/// messages each may post: 4 MiB plus 2 KiB per message of the run, at most
+/// [`MESSAGE_BODY_LIMIT`]. The largest legitimate post is a shuffler's answer (64-byte
+/// ciphertexts of its lanes and the proof of shuffle) or a key holder's partial decryptions
+/// (64 bytes per ciphertext), both linear in the run's messages at well under 2 KiB each
+/// (docs/protocol.md: the worst client at n = 10,000 sends and receives 2.6 MB in all, this
+/// bound is 24 MB there), so an honest client never meets it.
+pub fn message_limit(clients: u32, messages_per_client: u32) -> usize {
+    let messages = u64::from(clients) * u64::from(messages_per_client.max(1));
+    (MESSAGE_BASE + MESSAGE_PER_CIPHERTEXT * messages).min(MESSAGE_BODY_LIMIT as u64) as usize
+}
 /// Most envelopes in one post.
 pub const MAX_PARTS: usize = 8;
 /// Default long-poll hold (ms).
@@ -70,7 +88,7 @@ impl RelayService {
             .route("/relay/tasks/{task}/clients/{client}/inbox", get(inbox))
             .route(
                 "/relay/tasks/{task}/clients/{client}/messages",
-                post(messages).layer(DefaultBodyLimit::max(MESSAGE_BODY_LIMIT)),
+                post(messages),
             )
             .with_state(Arc::clone(self))
     }
@@ -214,9 +232,14 @@ async fn create(
 async fn status(
     State(s): State<Arc<RelayService>>,
     Path(task): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, Rejection> {
     let h = s.run(&task)?;
-    Ok(Json(s.status_of(&h).await?).into_response())
+    let mut st = s.status_of(&h).await?;
+    if s.check_admin(&headers).is_err() {
+        st.withhold_raw_messages();
+    }
+    Ok(Json(st).into_response())
 }
 
 fn hex_field<const N: usize>(field: &'static str, s: &str) -> Result<[u8; N], Rejection> {
@@ -333,15 +356,18 @@ fn header<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<&'a str, Rej
         })
 }
 
+/// A post is checked as far as it can be without its body (the task, the client index, its
+/// registration, the headers) before a byte of the body is read; the body is then bounded by
+/// the run's [`message_limit`] and reserved in the server's body budget.
 async fn messages(
     State(s): State<Arc<RelayService>>,
     Path((task, client)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    budget: Option<Extension<http::BodyBudget>>,
+    body: Body,
 ) -> Result<Response, Rejection> {
     let h = s.run(&task)?;
     let client = client_index(&client)?;
-    let body = http::body(body, MESSAGE_BODY_LIMIT)?;
     let seq: u64 = header(&headers, SEQ_HEADER)?
         .parse()
         .map_err(|_| Rejection::OutOfRange {
@@ -355,6 +381,9 @@ async fn messages(
         detail: e.to_string(),
     })?;
     let key = s.key_of(&h, client).await?;
+    let limit = message_limit(h.params.clients, h.params.messages_per_client);
+    let (body, _permit) =
+        http::read_body(&headers, body, limit, budget.as_ref().map(|b| &b.0)).await?;
     if !auth::verify_post(&h.task, client, seq, &body, &key, &sig) {
         return Err(Rejection::BadSignature(format!(
             "the signature does not verify under client {client}'s registered key for this task, request number and body"

@@ -84,7 +84,7 @@ pub(super) fn multi_insert(pg: bool, head: &str, cols: usize, rows: usize, suffi
 const SEEN_HEAD: &str = "INSERT INTO shuffler_seen (task_id, report_id)";
 const SEEN_TAIL: &str = " ON CONFLICT DO NOTHING RETURNING task_id, report_id";
 const SEEN_IGNORE: &str = " ON CONFLICT DO NOTHING";
-const PENDING_HEAD: &str = "INSERT INTO shuffler_pending (task_id, enc, ct, upload)";
+const PENDING_HEAD: &str = "INSERT INTO shuffler_pending (task_id, report_id, enc, ct, upload)";
 
 type Key = ([u8; ID_LEN], ReportId);
 
@@ -165,12 +165,13 @@ impl Store {
                         };
                         let mut at = 0;
                         for plen in chunk_lengths(new.len()) {
-                            let q = multi_insert(pg, PENDING_HEAD, 4, plen, "");
+                            let q = multi_insert(pg, PENDING_HEAD, 5, plen, "");
                             let mut query = sqlx::query(&q);
                             for &i in &new[at..at + plen] {
                                 let r = &reports[i];
                                 query = query
                                     .bind(&r.task.0[..])
+                                    .bind(&r.id[..])
                                     .bind(&r.sealed.enc[..])
                                     .bind(&r.sealed.ct[..])
                                     .bind(r.upload);

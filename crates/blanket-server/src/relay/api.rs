@@ -571,6 +571,28 @@ pub struct ReleaseJson {
     pub budget: Option<crate::release::Budget>,
 }
 
+/// `GET /relay/tasks/{task}/roles`: the public seed of a started run, what it was computed
+/// from, and the roles it selects (`docs/protocol.md`, "The public seed"); a client recomputes
+/// all of it ([`super::roles::check_roles`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolesJson {
+    /// The task id (hex), the run id the roles are drawn under.
+    pub task: String,
+    /// The 32 bytes the relay drew from the OS CSPRNG when registration closed (hex); absent
+    /// for a simulation (`sim_seed`) and for a run started before the nonce existed.
+    pub nonce: Option<String>,
+    /// The public seed (hex): SHA-256 of the domain, the task, `keys` in order and `nonce`.
+    pub public_seed: String,
+    /// Every registered key, by index (hex).
+    pub keys: Vec<String>,
+    /// The shuffler lists, concatenated (chain, then backups, per list).
+    pub shufflers: Vec<u32>,
+    /// Length of one shuffler list.
+    pub list_len: usize,
+    /// The key committees (member i of committee q is `committees[q][i - 1]`).
+    pub committees: Vec<Vec<u32>>,
+}
+
 /// The answer to a message post: one entry per envelope, `accepted` or the typed reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PostResponse {

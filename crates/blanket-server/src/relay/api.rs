@@ -542,8 +542,8 @@ pub struct ReleaseJson {
     pub reports: u64,
     /// Decrypted messages outside the domain (dropped).
     pub out_of_domain: usize,
-    /// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee
-    /// covers.
+    /// The honest, present users n' = n - floor(alpha n) - M the guarantee covers (M =
+    /// floor(gamma n), at least 1 when gamma > 0).
     pub population: u64,
     /// Target epsilon of the task.
     pub target_epsilon: f64,

@@ -2,7 +2,10 @@
 //! `docs/protocol.md`, "Parameters"; spec `05-secure-shuffle.md`, blocks 2-3
 //! and "The amortized shuffler" step 3).
 //!
-//! Adversary: `max_malicious = floor(gamma n)` fully malicious clients and
+//! Adversary: `max_malicious = M` fully malicious clients, `M = floor(gamma n)`
+//! but at least 1 when `gamma > 0` ([`malicious_bound`]: for `n < 1/gamma`
+//! the floor is 0, which would allow a committee of one client holding the
+//! whole key and a chain of one shuffler), and
 //! `max_dropouts = floor(alpha n)` honest clients that drop out, both fixed
 //! before the public randomness is drawn (static corruption; a dropout set
 //! chosen after seeing the roles could silence every committee). The roles
@@ -142,7 +145,7 @@ pub struct ProtocolParams {
     pub eta: u32,
     /// D = floor(alpha n).
     pub max_dropouts: u32,
-    /// M = floor(gamma n).
+    /// M = floor(gamma n), at least 1 when gamma > 0 ([`malicious_bound`]).
     pub max_malicious: u32,
     /// Key committee size c.
     pub committee: u32,
@@ -181,6 +184,23 @@ fn ln_fact(k: u64) -> f64 {
 
 fn ln_choose(n: u64, k: u64) -> f64 {
     ln_fact(n) - ln_fact(k) - ln_fact(n - k)
+}
+
+/// The number of malicious clients the parameters tolerate: `floor(gamma n)`,
+/// but at least 1 when `gamma > 0` (issue 25, item 3). An operator who allows
+/// a malicious fraction allows at least one malicious client; with the bare
+/// floor, `n < 1/gamma` would give `M = 0` and the smallest committee (one
+/// member, threshold 1) and chain (one shuffler), so that a single client
+/// would hold the whole decryption key and be the only shuffler. With
+/// `M >= 1` the chain has at least 2 shufflers and the threshold is at least
+/// 2 (one malicious client is never a threshold nor a whole chain).
+pub fn malicious_bound(n: u32, gamma: f64) -> u32 {
+    let m = (gamma * n as f64).floor() as u32;
+    if gamma > 0.0 {
+        m.max(1)
+    } else {
+        m
+    }
 }
 
 /// `P[X >= x]` for X hypergeometric: `draws` from a population of `pop`
@@ -282,7 +302,7 @@ impl ProtocolParams {
             "1..=1024",
         )?;
         let d = (alpha * n as f64).floor() as u64;
-        let m = (gamma * n as f64).floor() as u64;
+        let m = u64::from(malicious_bound(n, gamma));
         let nn = n as u64;
         let infeasible = |what| ParamsError::Infeasible {
             what,
@@ -456,6 +476,39 @@ mod tests {
     fn no_adversary_means_short_chain_and_tiny_committee() {
         let p = ProtocolParams::new(100, 0.0, 0.0, 40, 10, 1).unwrap();
         assert_eq!((p.chain, p.backups, p.committee, p.threshold), (1, 0, 1, 1));
+    }
+
+    /// Issue 25, item 3: for n < 1/gamma the bare floor(gamma n) is 0 and
+    /// allowed a committee of 1 (threshold 1) and a chain of 1: one client
+    /// held the whole key and was the only shuffler. With at least one
+    /// malicious client, no single client holds the key or the chain (or the
+    /// parameters are refused, naming what is infeasible).
+    #[test]
+    fn below_one_over_gamma_no_single_client_holds_the_key() {
+        for n in 12..=19u32 {
+            assert_eq!(malicious_bound(n, 0.05), 1, "n = {n}");
+            match ProtocolParams::new(n, 0.05, 0.05, 40, 10, 1) {
+                Ok(p) => {
+                    assert_eq!(p.max_malicious, 1, "n = {n}");
+                    assert!(p.threshold >= 2, "n = {n}: {p:?}");
+                    assert!(p.committee > p.threshold, "n = {n}: {p:?}");
+                    assert!(p.chain >= 2, "n = {n}: {p:?}");
+                }
+                Err(e) => assert!(matches!(e, ParamsError::Infeasible { .. }), "n = {n}: {e}"),
+            }
+            let p = ProtocolParams::for_variant(Variant::Alternating, n, 0.05, 0.05, 40, 10, 1);
+            if let Ok(p) = p {
+                assert!(
+                    p.threshold >= 2 && p.chain >= 2,
+                    "alternating n = {n}: {p:?}"
+                );
+            }
+        }
+        // No malicious fraction: no malicious client.
+        assert_eq!(malicious_bound(12, 0.0), 0);
+        // Above 1/gamma the floor is kept.
+        assert_eq!(malicious_bound(200, 0.05), 10);
+        assert_eq!(malicious_bound(39, 0.05), 1);
     }
 
     #[test]

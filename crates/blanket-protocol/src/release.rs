@@ -33,7 +33,8 @@ fn uncertified(e: impl std::fmt::Display) -> ReleaseError {
     ReleaseError::Uncertified(e.to_string())
 }
 
-/// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee covers.
+/// The honest, present users n' = n - floor(alpha n) - M the guarantee covers (M =
+/// `params.max_malicious`: floor(gamma n), at least 1 when gamma > 0).
 pub fn blanket_users(params: &ProtocolParams) -> u64 {
     u64::from(params.clients)
         .saturating_sub(u64::from(params.max_dropouts))

@@ -559,8 +559,8 @@ pub struct ReleaseJson {
     pub reports: u64,
     /// Decrypted messages outside the domain (dropped).
     pub out_of_domain: usize,
-    /// The honest, present users n' = n - floor(alpha n) - floor(gamma n) the guarantee
-    /// covers.
+    /// The honest, present users n' = n - floor(alpha n) - M the guarantee covers (M =
+    /// floor(gamma n), at least 1 when gamma > 0).
     pub population: u64,
     /// Target epsilon of the task.
     pub target_epsilon: f64,
@@ -586,6 +586,28 @@ pub struct ReleaseJson {
     /// `certified_delta + shuffle_failure`), rounded up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<crate::release::Budget>,
+}
+
+/// `GET /relay/tasks/{task}/roles`: the public seed of a started run, what it was computed
+/// from, and the roles it selects (`docs/protocol.md`, "The public seed"); a client recomputes
+/// all of it ([`super::roles::check_roles`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolesJson {
+    /// The task id (hex), the run id the roles are drawn under.
+    pub task: String,
+    /// The 32 bytes the relay drew from the OS CSPRNG when registration closed (hex); absent
+    /// for a simulation (`sim_seed`) and for a run started before the nonce existed.
+    pub nonce: Option<String>,
+    /// The public seed (hex): SHA-256 of the domain, the task, `keys` in order and `nonce`.
+    pub public_seed: String,
+    /// Every registered key, by index (hex).
+    pub keys: Vec<String>,
+    /// The shuffler lists, concatenated (chain, then backups, per list).
+    pub shufflers: Vec<u32>,
+    /// Length of one shuffler list.
+    pub list_len: usize,
+    /// The key committees (member i of committee q is `committees[q][i - 1]`).
+    pub committees: Vec<Vec<u32>>,
 }
 
 /// The answer to a message post: one entry per envelope, `accepted` or the typed reason.

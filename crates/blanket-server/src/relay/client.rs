@@ -318,6 +318,23 @@ impl Connection {
         serde_json::from_slice(&a.body).map_err(|e| RelayClientError::Unexpected(e.to_string()))
     }
 
+    /// The started run's public seed and roles (`GET /relay/tasks/{task}/roles`).
+    pub async fn roles(&mut self) -> Result<super::api::RolesJson, RelayClientError> {
+        let a = self
+            .send(
+                reqwest::Method::GET,
+                self.url("/roles"),
+                Vec::new(),
+                None,
+                "",
+            )
+            .await?;
+        if a.status != 200 {
+            return Err(Self::problem(&a));
+        }
+        serde_json::from_slice(&a.body).map_err(|e| RelayClientError::Unexpected(e.to_string()))
+    }
+
     /// Registers `keys` (as index `index` if given).
     pub async fn register<R: RngCore + CryptoRng>(
         &mut self,
@@ -507,6 +524,21 @@ pub async fn run_client(
     let mut rng = rand_core06::OsRng;
     let keys = Keypair::generate(&mut rng);
     let reg = conn.register(&keys, None, &mut rng).await?;
+    // Once the run started (its first request is here), the public seed is fixed: recompute
+    // it from the registered keys and the relay's nonce, and the roles from it, before acting.
+    loop {
+        match conn.next(reg.index, 0).await {
+            Ok(Some(_)) => {
+                let doc = conn.roles().await?;
+                super::roles::check_roles(&st.spec, &doc, Some((reg.index, &keys.public)))
+                    .map_err(|e| RelayClientError::Unexpected(e.to_string()))?;
+                break;
+            }
+            Ok(None) => continue,
+            Err(RelayClientError::Refused(p)) if p.reason == "run-over" => break,
+            Err(e) => return Err(e),
+        }
+    }
     let client_rng = rand_core06::OsRng;
     let mut client =
         Client::new(reg.index, conn.task(), keys, values, client_rng).with_proof(proof);

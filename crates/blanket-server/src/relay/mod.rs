@@ -3,6 +3,7 @@
 //!
 //! - [`api`]: JSON bodies; [`auth`]: who is client i (registration proof of possession,
 //!   signed posts, the post framing); [`routes`]: the HTTP surface; [`store`]: the tables;
+//!   [`roles`]: the public seed (fixed when registration closes) and the roles it selects;
 //!   [`client`]: the clients' side (one real client, or N simulated ones); `run`: one run's
 //!   state ([`RunHandle`]); `ledger`: its release on the budget ledger ([`Ledger`]).
 //! - State is event-sourced: the relay state machine is deterministic given its inputs
@@ -20,12 +21,14 @@ pub mod auth;
 pub mod client;
 mod ledger;
 pub mod release;
+pub mod roles;
 pub mod routes;
 mod run;
 pub mod store;
 
 pub use ledger::Ledger;
-pub use run::{public_seed, RunHandle};
+pub use roles::{draw_seed_nonce, public_seed, SEED_NONCE_BYTES};
+pub use run::RunHandle;
 
 use crate::problem::Rejection;
 use crate::store::Store;
@@ -129,6 +132,7 @@ impl RelayService {
                         broken: None,
                         driving: false,
                         settled: None,
+                        seed: None,
                     },
                 );
                 // Replaying re-verifies every proof: CPU work, off the async threads.
@@ -332,11 +336,20 @@ impl RelayService {
         }
         if st.relay.is_none() {
             let now = now_ms();
-            let mut relay = h.make_relay(&st)?;
+            // The seed is fixed now, after registration closed, from a nonce no registrant
+            // could know while choosing its key; logged with the start, so a restart replays
+            // the same roles.
+            let nonce = roles::draw_seed_nonce(&h.spec)?;
+            let mut relay = h.make_relay(&mut st, nonce)?;
             let out = relay.start(now);
-            self.store
-                .append_relay_log(h.task, st.log_len, &[LogEntry::Start { at_ms: now }])
-                .await?;
+            if let Err(e) = self
+                .store
+                .append_relay_log(h.task, st.log_len, &[LogEntry::Start { at_ms: now, nonce }])
+                .await
+            {
+                st.seed = None;
+                return Err(e);
+            }
             st.log_len += 1;
             st.relay = Some(relay);
             st.deliver(out);

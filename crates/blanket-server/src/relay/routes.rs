@@ -3,6 +3,8 @@
 //! - `POST /relay/tasks` ([`super::api::TaskSpec`]) → 201 [`super::api::TaskStatus`];
 //! - `GET /relay/tasks/{task}` → [`super::api::TaskStatus`] (a run without a protocol: its
 //!   decrypted messages only with the admin token, [`super::api::TaskStatus::withhold_raw_messages`]);
+//! - `GET /relay/tasks/{task}/roles` → [`super::api::RolesJson`] once the run started (409
+//!   `not-started` before);
 //! - `POST /relay/tasks/{task}/clients` ([`super::api::RegisterRequest`]) → 201
 //!   [`super::api::RegisterResponse`];
 //! - `GET /relay/tasks/{task}/clients/{i}/inbox?after=SEQ&wait_ms=W` → 200 with the envelope
@@ -33,12 +35,13 @@ use std::time::Duration;
 
 /// Every route the relay role answers (method, OpenAPI path), all described in the served
 /// OpenAPI description (`/openapi.json`).
-pub const ROUTES: [(&str, &str); 8] = [
+pub const ROUTES: [(&str, &str); 9] = [
     ("get", "/healthz"),
     ("get", "/"),
     ("get", "/openapi.json"),
     ("post", "/relay/tasks"),
     ("get", "/relay/tasks/{task}"),
+    ("get", "/relay/tasks/{task}/roles"),
     ("post", "/relay/tasks/{task}/clients"),
     ("get", "/relay/tasks/{task}/clients/{client}/inbox"),
     ("post", "/relay/tasks/{task}/clients/{client}/messages"),
@@ -81,6 +84,7 @@ impl RelayService {
                 post(create).layer(DefaultBodyLimit::max(http::JSON_BODY_LIMIT)),
             )
             .route("/relay/tasks/{task}", get(status))
+            .route("/relay/tasks/{task}/roles", get(roles))
             .route(
                 "/relay/tasks/{task}/clients",
                 post(register).layer(DefaultBodyLimit::max(http::JSON_BODY_LIMIT)),
@@ -240,6 +244,14 @@ async fn status(
         st.withhold_raw_messages();
     }
     Ok(Json(st).into_response())
+}
+
+async fn roles(
+    State(s): State<Arc<RelayService>>,
+    Path(task): Path<String>,
+) -> Result<Response, Rejection> {
+    let h = s.run(&task)?;
+    Ok(Json(h.roles().await?).into_response())
 }
 
 fn hex_field<const N: usize>(field: &'static str, s: &str) -> Result<[u8; N], Rejection> {

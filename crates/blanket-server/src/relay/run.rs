@@ -5,31 +5,15 @@
 use super::api::{CheaterJson, Derived, OutputJson, SilentJson, TaskSpec, TaskStatus};
 use super::ledger::{Ledger, Settled};
 use super::release;
+use super::roles::{public_seed, SEED_NONCE_BYTES};
 use super::store::LogEntry;
 use crate::problem::Rejection;
 use crate::wire::hex_encode;
 use blanket_crypto::PublicKey;
 use blanket_protocol::relay::{Outgoing, RunOutput, Step};
 use blanket_protocol::{ProtocolParams, Relay, RelayError};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex, Notify};
-
-/// The public seed of a run: the in-memory driver's for a simulation seed, else the SHA-256
-/// of the task id and every registered key in index order (fixed once registration closed,
-/// so every client can recompute it and the roles it selects).
-pub fn public_seed(spec: &TaskSpec, task: &[u8; 16], keys: &[PublicKey]) -> [u8; 32] {
-    if let Some(s) = spec.sim_seed {
-        return blanket_protocol::driver::run_id_and_seed(s).1;
-    }
-    let mut h = Sha256::new();
-    h.update(b"blanket/relay/v1/seed");
-    h.update(task);
-    for k in keys {
-        h.update(k.to_bytes());
-    }
-    h.finalize().into()
-}
 
 /// A run's in-memory state (rebuilt from the log at start).
 pub(super) struct RunState {
@@ -47,6 +31,9 @@ pub(super) struct RunState {
     pub(super) broken: Option<String>,
     /// A driver task runs this run.
     pub(super) driving: bool,
+    /// The relay's nonce of the public seed (drawn when registration closed; `None` for a
+    /// simulation or a run logged before the nonce existed) and the seed, once started.
+    pub(super) seed: Option<(Option<[u8; SEED_NONCE_BYTES]>, [u8; 32])>,
     /// How the release was settled on the ledger (with a protocol, once delivered).
     pub(super) settled: Option<Settled>,
 }
@@ -115,6 +102,7 @@ impl RunHandle {
                 broken: None,
                 driving: false,
                 settled: None,
+                seed: None,
             })),
             inbound: Notify::new(),
             outbound: watch::channel(0).0,
@@ -125,25 +113,32 @@ impl RunHandle {
         self.outbound.send_modify(|v| *v += 1);
     }
 
-    /// Builds the relay from the registered keys (registration complete).
-    pub(super) fn make_relay(&self, st: &RunState) -> Result<Relay, Rejection> {
+    /// Builds the relay from the registered keys (registration complete) and the seed's
+    /// nonce, and records the seed in the state.
+    pub(super) fn make_relay(
+        &self,
+        st: &mut RunState,
+        nonce: Option<[u8; SEED_NONCE_BYTES]>,
+    ) -> Result<Relay, Rejection> {
         let keys: Vec<PublicKey> = st.keys.iter().flatten().copied().collect();
-        let seed = public_seed(&self.spec, &self.task, &keys);
-        Relay::new(
+        let seed = public_seed(&self.spec, &self.task, &keys, nonce.as_ref());
+        let relay = Relay::new(
             self.params,
             self.task,
             seed,
             keys,
             self.spec.round_timeout_ms,
         )
-        .map_err(|e| Rejection::Infeasible(e.to_string()))
+        .map_err(|e| Rejection::Infeasible(e.to_string()))?;
+        st.seed = Some((nonce, seed));
+        Ok(relay)
     }
 
     /// Applies one logged input (replay).
     pub(super) fn replay(&self, st: &mut RunState, e: LogEntry) -> Result<(), Rejection> {
         match e {
-            LogEntry::Start { at_ms } => {
-                let mut relay = self.make_relay(st)?;
+            LogEntry::Start { at_ms, nonce } => {
+                let mut relay = self.make_relay(st, nonce)?;
                 let out = relay.start(at_ms);
                 st.relay = Some(relay);
                 st.deliver(out);
@@ -174,6 +169,30 @@ impl RunHandle {
         }
         st.log_len += 1;
         Ok(())
+    }
+
+    /// The roles document (`GET /relay/tasks/{task}/roles`); 409 `not-started` before the
+    /// run started.
+    pub async fn roles(&self) -> Result<super::api::RolesJson, Rejection> {
+        let st = self.state.lock().await;
+        let Some((nonce, seed)) = st.seed else {
+            return Err(Rejection::RelayRefused {
+                reason: "not-started",
+                detail: format!(
+                    "the run has not started: {} of {} clients registered (the public seed is \
+                     drawn when registration closes)",
+                    st.registered, self.params.clients
+                ),
+            });
+        };
+        let keys: Vec<PublicKey> = st.keys.iter().flatten().copied().collect();
+        Ok(super::roles::roles_json(
+            &self.task,
+            &self.params,
+            &keys,
+            nonce.as_ref(),
+            &seed,
+        ))
     }
 
     /// The status JSON.

@@ -10,10 +10,14 @@ use sqlx::Row;
 /// One logged input of the relay state machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogEntry {
-    /// `Relay::start(at_ms)`.
+    /// `Relay::start(at_ms)`, with the nonce of the public seed the relay drew when
+    /// registration closed (in the row's body: 32 bytes, or empty for a simulation and for a
+    /// run logged before the nonce existed; [`super::public_seed`]).
     Start {
         /// The time passed.
         at_ms: u64,
+        /// The seed's nonce.
+        nonce: Option<[u8; 32]>,
     },
     /// `Relay::receive(client, body)`: part `part` of the client's signed request `client_seq`.
     Receive {
@@ -42,7 +46,14 @@ impl LogEntry {
     /// and its own position as `client_seq`, so the uniqueness key binds receive rows only).
     fn columns(&self, seq: i64) -> (i64, i64, i64, i64, i64, &[u8]) {
         match self {
-            LogEntry::Start { at_ms } => (0, -1, seq, 0, i64_of(*at_ms), &[]),
+            LogEntry::Start { at_ms, nonce } => (
+                0,
+                -1,
+                seq,
+                0,
+                i64_of(*at_ms),
+                nonce.as_ref().map_or(&[][..], |n| &n[..]),
+            ),
             LogEntry::Receive {
                 client,
                 client_seq,
@@ -71,7 +82,15 @@ impl LogEntry {
         let bad = || Rejection::Storage(format!("relay log row of unknown kind {kind}"));
         let u = |x: i64| u64::try_from(x).map_err(|_| bad());
         Ok(match kind {
-            0 => LogEntry::Start { at_ms: u(at)? },
+            0 => LogEntry::Start {
+                at_ms: u(at)?,
+                nonce: match body.len() {
+                    0 => None,
+                    _ => Some(body.try_into().map_err(|_| {
+                        Rejection::Storage("relay log start row: nonce of the wrong length".into())
+                    })?),
+                },
+            },
             1 => LogEntry::Receive {
                 client: u32::try_from(client).map_err(|_| bad())?,
                 client_seq: u(client_seq)?,

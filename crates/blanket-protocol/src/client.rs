@@ -19,7 +19,7 @@ use blanket_crypto::dkg::{
 };
 use blanket_crypto::reencrypt::{self, ReencryptContext, ReencryptError};
 use blanket_crypto::shuffle::{self, ProofSystem, ShuffleError, ShuffleSetup};
-use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext, SubmissionError};
+use blanket_crypto::submission::{encrypt_with_proof_hedged, SubmissionContext, SubmissionError};
 use blanket_crypto::threshold::KeyShare;
 use blanket_crypto::{Ciphertext, Keypair, PublicKey};
 use curve25519_dalek::ristretto::RistrettoPoint;
@@ -582,7 +582,15 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 run: &run,
                 task: &task,
             };
-            submissions.push(encrypt_with_proof(key, msg, self.id, &ctx, &mut self.rng)?);
+            // Hedged: a restored RNG never repeats r for another message.
+            submissions.push(encrypt_with_proof_hedged(
+                key,
+                msg,
+                self.id,
+                &ctx,
+                &self.keys.secret,
+                &mut self.rng,
+            )?);
         }
         Ok(Message::Submit { submissions })
     }

@@ -662,3 +662,37 @@ fn relay_can_still_isolate_one_submission_n_minus_one() {
     // `victim`).
     assert_eq!(answered, t, "victim {victim}");
 }
+
+/// Issue 25, item 8, through the client: a client restored from an RNG
+/// snapshot (same keys, same RNG state) that submits another message does
+/// not reuse the encryption randomness (else `c1` repeats and the relay
+/// reads `M1 - M2` from the two `c2`s).
+#[test]
+fn restored_client_rng_does_not_repeat_the_submission_randomness() {
+    let p = params();
+    let mut net = Net::new(p);
+    let announce = net.run_until(|r| r.phase() == Phase::Submit);
+    let committee = net.relay.roles().committee.clone();
+    let o = announce
+        .iter()
+        .find(|o| !committee.contains(&o.to))
+        .unwrap();
+    let keys = net.clients[o.to as usize].keys().clone();
+    let dir: std::sync::Arc<[_]> = (0..p.clients)
+        .map(|c| net.clients[c as usize].public_key())
+        .collect::<Vec<_>>()
+        .into();
+    let snapshot = ChaCha20Rng::seed_from_u64(4242);
+    let submit = |m: u64| {
+        let mut c = Client::new(o.to, RUN, keys.clone(), vec![m], snapshot.clone())
+            .with_params(&p)
+            .with_directory(dir.clone());
+        let reply = c.handle(&o.bytes).unwrap().unwrap();
+        match Envelope::from_bytes(&reply).unwrap().message {
+            Message::Submit { submissions } => submissions[0].ciphertext,
+            m => panic!("{m:?}"),
+        }
+    };
+    let (a, b) = (submit(1), submit(2));
+    assert_ne!(a.c1, b.c1);
+}

@@ -19,10 +19,19 @@
 //!   [`Channel`] (0, 1, 2, ...), never chosen by the caller;
 //! - the AEAD is XChaCha20-Poly1305 [draft-irtf-cfrg-xchacha; RFC 8439 for
 //!   ChaCha20-Poly1305] with the 24-byte nonce `prefix (16 bytes) || seq
-//!   (8 bytes LE)`, where `prefix` is drawn at random when the channel is
-//!   established: even if a process restarts and re-establishes the channel
-//!   (its counter back at 0), the nonces differ (a repeat needs two equal
-//!   128-bit prefixes);
+//!   (8 bytes LE)`; the prefix travels with each message and is hedged
+//!   (issue 25, item 8): `prefix = HKDF-Expand(PRK, "blanket/channel/v2/
+//!   nonce" || round || seq || plaintext)[..16]` with
+//!   `PRK = HKDF-Extract(salt = 32 bytes of the caller's RNG drawn at
+//!   establishment, ikm = the sender's secret key || the shared secret)`
+//!   (the derandomized-but-randomized nonces of hedged signatures, e.g.
+//!   RFC 6979 section 3.6 "additional data", and of SIV modes, RFC 5297).
+//!   A process that restarts and re-establishes the channel (its counter
+//!   back at 0) gets fresh nonces from a fresh RNG; one restored from an
+//!   RNG snapshot gets the same PRK, so two different plaintexts still get
+//!   different nonces (a repeat needs equal 128-bit PRF outputs), and only
+//!   a repeated plaintext in the same round and position repeats its
+//!   ciphertext (which shows only that equality);
 //! - the receiver keeps a sliding window of the last [`REPLAY_WINDOW`]
 //!   sequence numbers it accepted (the anti-replay window of IPsec ESP,
 //!   RFC 4303 section 3.4.3): a repeated or too old `seq` is refused, and
@@ -55,13 +64,15 @@ use crate::wire::{DecodeError, Reader};
 const SALT: &[u8] = b"blanket/channel/v2";
 const KEY_INFO: &[u8] = b"blanket/channel/v2/key";
 const AD_LABEL: &[u8] = b"blanket/channel/v2";
+const HEDGE_INFO: &[u8] = b"blanket/channel/v2/hedge";
+const NONCE_INFO: &[u8] = b"blanket/channel/v2/nonce";
 
 /// Version tag of the [`SealedMessage`] encoding (version 1 was untagged,
 /// with caller-chosen `u32` sequence numbers).
 pub const CHANNEL_VERSION: u8 = 2;
 /// Number of most recent sequence numbers the receiver remembers.
 pub const REPLAY_WINDOW: u64 = 64;
-/// Length of the random per-channel nonce prefix.
+/// Length of the hedged per-message nonce prefix.
 pub const NONCE_PREFIX_BYTES: usize = 16;
 /// Length of a [`SealedMessage`] header.
 pub const HEADER_BYTES: usize = 1 + 4 + 4 + 8 + 8 + NONCE_PREFIX_BYTES + 4;
@@ -112,7 +123,7 @@ pub struct SealedMessage {
     pub round: u64,
     /// The sender's counter for this direction.
     pub seq: u64,
-    /// The sender's random nonce prefix.
+    /// The sender's hedged nonce prefix (module docs).
     pub nonce_prefix: [u8; NONCE_PREFIX_BYTES],
     /// XChaCha20-Poly1305 output (plaintext length + 16).
     pub ciphertext: Vec<u8>,
@@ -167,7 +178,8 @@ pub struct Channel {
     peer: u32,
     send: XChaCha20Poly1305,
     recv: XChaCha20Poly1305,
-    prefix: [u8; NONCE_PREFIX_BYTES],
+    /// The PRK nonce prefixes are derived from (module docs).
+    nonce_key: Zeroizing<[u8; 32]>,
     next_seq: Option<u64>,
     window: ReplayWindow,
 }
@@ -219,7 +231,8 @@ fn associated_data(sender: u32, receiver: u32, round: u64, seq: u64) -> Vec<u8> 
 impl Channel {
     /// Client `me` (with its registered keypair) opens the channel to client
     /// `peer` whose registered public key is `peer_key` (an identity key is
-    /// refused). `rng` draws the random nonce prefix of this instance.
+    /// refused). `rng` draws the 32 random bytes that, with the secret key
+    /// and the shared secret, key this instance's nonce prefixes.
     pub fn establish<R: RngCore + CryptoRng>(
         me: u32,
         my_keys: &Keypair,
@@ -233,34 +246,65 @@ impl Channel {
         if peer_key.point().is_identity() {
             return Err(ChannelError::IdentityPeerKey(peer));
         }
-        let mut prefix = [0u8; NONCE_PREFIX_BYTES];
-        rng.fill_bytes(&mut prefix);
+        let mut entropy = Zeroizing::new([0u8; 32]);
+        rng.fill_bytes(entropy.as_mut());
         let shared = Zeroizing::new((my_keys.secret.0 * peer_key.point()).compress().to_bytes());
         let ks = direction_key(&shared, me, &my_keys.public, peer, peer_key);
         let kr = direction_key(&shared, peer, peer_key, me, &my_keys.public);
+        let mut ikm = Zeroizing::new([0u8; 64]);
+        ikm[..32].copy_from_slice(my_keys.secret.0.as_bytes());
+        ikm[32..].copy_from_slice(shared.as_ref());
+        let hk = Hkdf::<Sha256>::new(Some(entropy.as_ref()), ikm.as_ref());
+        let mut info = Vec::with_capacity(HEDGE_INFO.len() + 8);
+        info.extend_from_slice(HEDGE_INFO);
+        info.extend_from_slice(&me.to_le_bytes());
+        info.extend_from_slice(&peer.to_le_bytes());
+        let mut nonce_key = Zeroizing::new([0u8; 32]);
+        hk.expand(&info, nonce_key.as_mut())
+            .expect("32-byte HKDF output is always valid");
         Ok(Channel {
             me,
             peer,
             send: XChaCha20Poly1305::new(Key::from_slice(ks.as_ref())),
             recv: XChaCha20Poly1305::new(Key::from_slice(kr.as_ref())),
-            prefix,
+            nonce_key,
             next_seq: Some(0),
             window: ReplayWindow::default(),
         })
     }
 
+    /// The hedged nonce prefix of the message `plaintext` at `round` and
+    /// `seq` (module docs).
+    fn prefix(&self, round: u64, seq: u64, plaintext: &[u8]) -> [u8; NONCE_PREFIX_BYTES] {
+        let hk = Hkdf::<Sha256>::from_prk(self.nonce_key.as_ref())
+            .expect("a 32-byte PRK is valid for HKDF-SHA256");
+        let len = plaintext.len() as u64;
+        let parts: [&[u8]; 5] = [
+            NONCE_INFO,
+            &round.to_le_bytes(),
+            &seq.to_le_bytes(),
+            &len.to_le_bytes(),
+            plaintext,
+        ];
+        let mut prefix = [0u8; NONCE_PREFIX_BYTES];
+        hk.expand_multi_info(&parts, &mut prefix)
+            .expect("16-byte HKDF output is always valid");
+        prefix
+    }
+
     /// Seal a message for the peer in protocol round `round`. The sequence
-    /// number is the channel's own counter.
+    /// number is the channel's own counter; the nonce prefix is hedged.
     pub fn seal(&mut self, round: u64, plaintext: &[u8]) -> Result<SealedMessage, ChannelError> {
         if plaintext.len() > MAX_MESSAGE_BYTES - TAG_BYTES {
             return Err(ChannelError::TooLong(plaintext.len()));
         }
         let seq = self.next_seq.ok_or(ChannelError::SequenceExhausted)?;
         let ad = associated_data(self.me, self.peer, round, seq);
+        let prefix = self.prefix(round, seq, plaintext);
         let ciphertext = self
             .send
             .encrypt(
-                XNonce::from_slice(&nonce(&self.prefix, seq)),
+                XNonce::from_slice(&nonce(&prefix, seq)),
                 Payload {
                     msg: plaintext,
                     aad: &ad,
@@ -273,7 +317,7 @@ impl Channel {
             receiver: self.peer,
             round,
             seq,
-            nonce_prefix: self.prefix,
+            nonce_prefix: prefix,
             ciphertext,
         })
     }
@@ -419,6 +463,39 @@ mod tests {
                 seq: 1
             })
         );
+    }
+
+    /// Issue 25, item 8: a sender restored from an RNG snapshot (the same
+    /// RNG state when it re-establishes its channel) must not reuse a
+    /// nonce for a different message, else the XOR of the two plaintexts
+    /// leaks (stream cipher keystream reuse).
+    #[test]
+    fn restored_rng_does_not_repeat_nonces_for_different_messages() {
+        let mut rng = ChaCha20Rng::seed_from_u64(41);
+        let a = Keypair::generate(&mut rng);
+        let b = Keypair::generate(&mut rng);
+        let snapshot = ChaCha20Rng::seed_from_u64(42);
+        let mut first = Channel::establish(1, &a, 2, &b.public, &mut snapshot.clone()).unwrap();
+        let mut again = Channel::establish(1, &a, 2, &b.public, &mut snapshot.clone()).unwrap();
+        let m1 = first.seal(3, b"share for member 2: 1111").unwrap();
+        let m2 = again.seal(3, b"share for member 2: 2222").unwrap();
+        assert_eq!((m1.seq, m2.seq), (0, 0));
+        assert_ne!(m1.nonce_prefix, m2.nonce_prefix);
+        // Both open at the receiver (each once; the window is per instance).
+        let mut rb = Channel::establish(2, &b, 1, &a.public, &mut rng).unwrap();
+        assert_eq!(rb.open(&m1).unwrap(), b"share for member 2: 1111");
+        let mut rb2 = Channel::establish(2, &b, 1, &a.public, &mut rng).unwrap();
+        assert_eq!(rb2.open(&m2).unwrap(), b"share for member 2: 2222");
+        // The same message in the same position repeats (only equality
+        // shows); a fresh RNG gives a fresh nonce even for it.
+        let mut third = Channel::establish(1, &a, 2, &b.public, &mut snapshot.clone()).unwrap();
+        assert_eq!(third.seal(3, b"share for member 2: 1111").unwrap(), m1);
+        let mut fresh = Channel::establish(1, &a, 2, &b.public, &mut rng).unwrap();
+        let m4 = fresh.seal(3, b"share for member 2: 1111").unwrap();
+        assert_ne!(m4.nonce_prefix, m1.nonce_prefix);
+        // Within one channel, the round and the counter change the prefix.
+        let m5 = first.seal(3, b"share for member 2: 1111").unwrap();
+        assert_ne!(m5.nonce_prefix, m1.nonce_prefix);
     }
 
     #[test]

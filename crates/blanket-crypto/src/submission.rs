@@ -39,7 +39,7 @@ use rand_core::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use zeroize::Zeroize;
 
-use crate::elgamal::{Ciphertext, PublicKey, CIPHERTEXT_BYTES};
+use crate::elgamal::{Ciphertext, PublicKey, SecretKey, CIPHERTEXT_BYTES};
 use crate::encoding::{self, MessageError};
 use crate::schnorr::{self, SchnorrProof, SCHNORR_PROOF_BYTES};
 use crate::transcript::ProofTranscript;
@@ -139,7 +139,69 @@ pub fn encrypt_point_with_proof<R: RngCore + CryptoRng>(
     }
 }
 
-/// Encode, encrypt and prove a `u64` message.
+/// Domain of the hedged encryption randomness ([`encrypt_with_proof_hedged`]).
+const RANDOMNESS_DOMAIN: &[u8] = b"blanket/client-ciphertext-randomness/v1";
+
+/// [`encrypt_point_with_proof`] with hedged randomness (issue 25, item 8):
+/// `r` is drawn from merlin's witness RNG on a transcript of the key, the
+/// context, the client id and the message, keyed by the client's long-term
+/// `secret` and by fresh bytes of `rng` ([`ProofTranscript::witness_rng`],
+/// the construction the provers' nonces use). A client restored from an
+/// RNG snapshot that encrypts a different message gets a different `r`, so
+/// two submissions never share `r` (which would give `M1 - M2 = c2 - c2'`);
+/// an `r` is unpredictable if either the RNG or the secret key is. The
+/// proof's nonce is hedged as every Schnorr proof here.
+pub fn encrypt_point_with_proof_hedged<R: RngCore + CryptoRng>(
+    pk: &PublicKey,
+    m: &RistrettoPoint,
+    client: u32,
+    ctx: &SubmissionContext<'_>,
+    secret: &SecretKey,
+    rng: &mut R,
+) -> ClientSubmission {
+    let mut t = ProofTranscript::new(RANDOMNESS_DOMAIN);
+    t.append_bytes(b"run", ctx.run);
+    t.append_bytes(b"task", ctx.task);
+    t.append_u64(b"client", client as u64);
+    t.append_point(b"pk", pk.compressed());
+    let mut witness = zeroize::Zeroizing::new([0u8; 64]);
+    witness[..32].copy_from_slice(secret.0.as_bytes());
+    witness[32..].copy_from_slice(m.compress().as_bytes());
+    let mut hedged = t.witness_rng(witness.as_ref(), rng);
+    let mut r = Scalar::random(&mut hedged);
+    while r == Scalar::ZERO {
+        r = Scalar::random(&mut hedged);
+    }
+    let ciphertext = pk.encrypt_point_with(m, &r);
+    let t = transcript(pk, ctx, client, &ciphertext.c2);
+    let proof = schnorr::prove_in(t, &ciphertext.c1, &r, rng);
+    r.zeroize();
+    ClientSubmission {
+        client,
+        ciphertext,
+        proof,
+    }
+}
+
+/// Encode, encrypt (hedged, [`encrypt_point_with_proof_hedged`]) and prove
+/// a `u64` message: what a client with a long-term key uses.
+pub fn encrypt_with_proof_hedged<R: RngCore + CryptoRng>(
+    pk: &PublicKey,
+    m: u64,
+    client: u32,
+    ctx: &SubmissionContext<'_>,
+    secret: &SecretKey,
+    rng: &mut R,
+) -> Result<ClientSubmission, SubmissionError> {
+    let p = encoding::encode_u64(m)?;
+    Ok(encrypt_point_with_proof_hedged(
+        pk, &p, client, ctx, secret, rng,
+    ))
+}
+
+/// Encode, encrypt and prove a `u64` message (randomness straight from
+/// `rng`; a client with a long-term key uses
+/// [`encrypt_with_proof_hedged`]).
 pub fn encrypt_with_proof<R: RngCore + CryptoRng>(
     pk: &PublicKey,
     m: u64,
@@ -466,5 +528,35 @@ mod tests {
             ClientSubmission::from_bytes(&sc),
             Err(DecodeError::NonCanonicalScalar { index: 1, .. })
         ));
+    }
+
+    /// Issue 25, item 8: a client restored from an RNG snapshot that
+    /// encrypts two different messages must not reuse the randomness (else
+    /// `c1` repeats and `c2 - c2' = M1 - M2`).
+    #[test]
+    fn restored_rng_does_not_repeat_the_randomness() {
+        let mut rng = ChaCha20Rng::seed_from_u64(77);
+        let kp = Keypair::generate(&mut rng);
+        let me = Keypair::generate(&mut rng);
+        let snapshot = ChaCha20Rng::seed_from_u64(78);
+        let enc = |m: u64| {
+            encrypt_with_proof_hedged(&kp.public, m, 1, &CTX, &me.secret, &mut snapshot.clone())
+                .unwrap()
+        };
+        let (a, b) = (enc(5), enc(6));
+        assert_ne!(a.ciphertext.c1, b.ciphertext.c1);
+        verify_submission(&kp.public, &CTX, &a).unwrap();
+        verify_submission(&kp.public, &CTX, &b).unwrap();
+        // The unhedged function with the same snapshot repeats c1 (what the
+        // hedge removes).
+        let plain =
+            |m: u64| encrypt_with_proof(&kp.public, m, 1, &CTX, &mut snapshot.clone()).unwrap();
+        assert_eq!(plain(5).ciphertext.c1, plain(6).ciphertext.c1);
+        // Another client key with the same RNG and message: another r.
+        let other = Keypair::generate(&mut rng);
+        let c =
+            encrypt_with_proof_hedged(&kp.public, 5, 1, &CTX, &other.secret, &mut snapshot.clone())
+                .unwrap();
+        assert_ne!(c.ciphertext.c1, a.ciphertext.c1);
     }
 }

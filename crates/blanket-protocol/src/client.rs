@@ -11,6 +11,7 @@
 //! replayed or out-of-round request is refused with a typed error.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use blanket_crypto::channel::{Channel, ChannelError};
 use blanket_crypto::dkg::{
@@ -18,13 +19,16 @@ use blanket_crypto::dkg::{
 };
 use blanket_crypto::reencrypt::{self, ReencryptContext, ReencryptError};
 use blanket_crypto::shuffle::{self, ProofSystem, ShuffleError, ShuffleSetup};
-use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext, SubmissionError};
+use blanket_crypto::submission::{encrypt_with_proof_hedged, SubmissionContext, SubmissionError};
 use blanket_crypto::threshold::KeyShare;
 use blanket_crypto::{Ciphertext, Keypair, PublicKey};
+use curve25519_dalek::ristretto::RistrettoPoint;
 use curve25519_dalek::traits::Identity;
 use rand_core::{CryptoRng, RngCore};
 
 use crate::context;
+use crate::evidence::{self, Attestation, EvidenceError, LaneChain, SignedComplaint};
+use crate::params::Variant;
 use crate::wire::{Envelope, Kind, Message, RunId, WireError, COLUMN_LANE, RELAY_ID};
 
 /// Why a client refused a message or could not answer it.
@@ -58,6 +62,24 @@ pub enum ClientError {
     /// holds.
     #[error("relay asks for {asked} messages, client holds {held}")]
     MessageCount { asked: u32, held: usize },
+    /// A check of the relay's request needs the run's parameters
+    /// ([`Client::with_params`]).
+    #[error("the run's parameters are unknown to this client (Client::with_params)")]
+    NoParams,
+    /// The evidence of an announced key (or of a list to decrypt) does not
+    /// hold.
+    #[error("evidence refused: {0}")]
+    Evidence(#[from] EvidenceError),
+    /// QUAL as announced to a committee member is empty, names a dealer it
+    /// holds no verified dealing of, repeats one, has fewer than `t`
+    /// dealers or leaves this member out (an honest dealer is never
+    /// disqualified).
+    #[error("qualified dealers refused: {0}")]
+    BadQual(String),
+    /// A reveal request whose complaints are not signed by their
+    /// complainers, or that names `t` or more complainers.
+    #[error("reveal request refused: {0}")]
+    BadComplaint(String),
     /// The announced key is not the one the qualified dealings give.
     #[error("announced public key does not match the qualified dealings")]
     KeyMismatch,
@@ -115,6 +137,13 @@ pub struct Client<R> {
     lane_keys: HashMap<u32, PublicKey>,
     /// The lanes this client's lane committee serves.
     served: Vec<u32>,
+    /// The run's threshold and chain length ([`Client::with_params`]).
+    threshold: Option<u32>,
+    chain: Option<u32>,
+    variant: Option<Variant>,
+    /// The registered keys of the run, by client id, when this client
+    /// holds them ([`Client::with_directory`]).
+    directory: Option<Arc<[PublicKey]>>,
 }
 
 impl<R: RngCore + CryptoRng> Client<R> {
@@ -135,6 +164,10 @@ impl<R: RngCore + CryptoRng> Client<R> {
             proof: ProofSystem::TereliusWikstrom,
             lane_keys: HashMap::new(),
             served: Vec::new(),
+            threshold: None,
+            chain: None,
+            variant: None,
+            directory: None,
         }
     }
 
@@ -143,6 +176,40 @@ impl<R: RngCore + CryptoRng> Client<R> {
     pub fn with_proof(mut self, proof: ProofSystem) -> Self {
         self.proof = proof;
         self
+    }
+
+    /// The same client in a run with parameters `params` (its proof
+    /// system; the chain length and threshold its checks of the relay's
+    /// requests rely on).
+    pub fn with_params(mut self, params: &crate::params::ProtocolParams) -> Self {
+        self.proof = params.proof;
+        self.threshold = Some(params.threshold);
+        self.chain = Some(params.chain);
+        self.variant = Some(params.variant);
+        self
+    }
+
+    /// The same client holding the run's directory of registered keys (by
+    /// client id): every key the relay names (committee members, attesting
+    /// dealers, shufflers) must be the registered one. Without it, those
+    /// keys are the relay's word (`docs/protocol.md`, "What a malicious
+    /// relay can and cannot do").
+    pub fn with_directory(mut self, directory: Arc<[PublicKey]>) -> Self {
+        self.set_directory(directory);
+        self
+    }
+
+    /// [`Client::with_directory`] on a client already built.
+    pub fn set_directory(&mut self, directory: Arc<[PublicKey]>) {
+        self.directory = Some(directory);
+    }
+
+    /// Whether `key` is client `id`'s registered key (true without a
+    /// directory).
+    fn registered(&self, id: u32, key: &PublicKey) -> bool {
+        self.directory
+            .as_ref()
+            .is_none_or(|d| d.get(id as usize) == Some(key))
     }
 
     /// This client's id.
@@ -201,15 +268,16 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 self.dkg_start(round, threshold, members)?
             }
             Message::DkgShares { dealings, shares } => self.dkg_shares(dealings, shares)?,
-            Message::DkgRevealRequest { complainers } => self.dkg_reveal(complainers)?,
+            Message::DkgRevealRequest { complaints } => self.dkg_reveal(complaints)?,
             Message::KeyAnnounce {
                 public_key,
                 messages,
                 qualified,
                 revealed,
-            } => self.key_announce(public_key, messages, qualified, revealed)?,
+                evidence,
+            } => self.key_announce(public_key, messages, qualified, revealed, evidence)?,
             Message::ShuffleRequest { lane, stage, list } => self.shuffle(lane, stage, list)?,
-            Message::DecryptRequest { c1 } => self.decrypt(c1)?,
+            Message::DecryptRequest { c1, chains } => self.decrypt(c1, chains)?,
             Message::LaneKeyAnnounce {
                 messages,
                 slot_keys,
@@ -217,11 +285,12 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 served,
                 qualified,
                 revealed,
-            } => {
-                self.lane_key_announce(messages, slot_keys, lane_keys, served, qualified, revealed)?
-            }
-            Message::ReencryptRequest { lanes } => self.reencrypt(lanes)?,
-            Message::LaneDecryptRequest { lanes } => self.decrypt_lanes(lanes)?,
+                evidence,
+            } => self.lane_key_announce(
+                messages, slot_keys, lane_keys, served, qualified, revealed, evidence,
+            )?,
+            Message::ReencryptRequest { lanes, chains } => self.reencrypt(lanes, chains)?,
+            Message::LaneDecryptRequest { lanes, chains } => self.decrypt_lanes(lanes, chains)?,
             _ => return Err(ClientError::Unexpected { kind }),
         };
         // Only a request that was answered moves the round on.
@@ -256,6 +325,14 @@ impl<R: RngCore + CryptoRng> Client<R> {
         if committee[pos].1 != self.keys.public {
             return Err(ClientError::BadCommittee("wrong key for this client"));
         }
+        if committee.iter().any(|(id, k)| !self.registered(*id, k)) {
+            return Err(ClientError::BadCommittee(
+                "a member's key is not its registered key",
+            ));
+        }
+        if self.threshold.is_some_and(|t| t != threshold) {
+            return Err(ClientError::BadCommittee("not the run's threshold"));
+        }
         let params = DkgParams::new(
             committee.len() as u32,
             threshold,
@@ -277,6 +354,11 @@ impl<R: RngCore + CryptoRng> Client<R> {
         }
         let own = dealer.verified_share_for(index)?;
         let dealing = dealer.dealing();
+        let attestation = dealer.attest(
+            &evidence::attest_context(&self.run, self.id),
+            &self.keys,
+            &mut self.rng,
+        );
         let verified = dealer.verified_dealing();
         self.member = Some(Member {
             params,
@@ -290,6 +372,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
         });
         Ok(Message::DkgDeal {
             dealing,
+            attestation,
             shares: sealed,
         })
     }
@@ -331,18 +414,64 @@ impl<R: RngCore + CryptoRng> Client<R> {
             }
             m.dealings.push(d);
         }
+        let signature = evidence::sign_complaint(
+            m.params.session(),
+            m.index,
+            &complaints,
+            &self.keys,
+            &mut self.rng,
+        );
         Ok(Message::DkgComplaints {
             dealers: complaints,
+            signature,
         })
     }
 
-    fn dkg_reveal(&mut self, complainers: Vec<u32>) -> Result<Message, ClientError> {
+    /// Reveal the shares of the members that complained about this dealer:
+    /// only for complaints signed by their complainers (members of the
+    /// committee of the DKG start, other than this dealer, each once,
+    /// naming this dealer), and never for `t` or more of them (`t` shares
+    /// would give the relay this dealer's secret). Any other request is
+    /// refused whole.
+    fn dkg_reveal(&mut self, complaints: Vec<SignedComplaint>) -> Result<Message, ClientError> {
         let m = self.member.as_ref().ok_or(ClientError::Unexpected {
             kind: Kind::DkgRevealRequest,
         })?;
-        let shares = complainers
+        let t = m.params.threshold as usize;
+        if complaints.len() >= t {
+            return Err(ClientError::BadComplaint(format!(
+                "{} complainers, threshold {t}: revealing would give away this dealer's secret",
+                complaints.len()
+            )));
+        }
+        let mut seen = HashSet::new();
+        for c in &complaints {
+            let bad =
+                |why: &str| ClientError::BadComplaint(format!("member {}: {why}", c.complainer));
+            let key = c
+                .complainer
+                .checked_sub(1)
+                .and_then(|i| m.committee.get(i as usize))
+                .map(|(_, k)| k)
+                .ok_or_else(|| bad("not a member"))?;
+            if c.complainer == m.index || !seen.insert(c.complainer) {
+                return Err(bad("this dealer itself, or named twice"));
+            }
+            if !c.dealers.contains(&m.index) {
+                return Err(bad("does not accuse this dealer"));
+            }
+            evidence::verify_complaint(
+                m.params.session(),
+                c.complainer,
+                &c.dealers,
+                &c.signature,
+                key,
+            )
+            .map_err(|_| bad("signature does not verify"))?;
+        }
+        let shares = complaints
             .iter()
-            .map(|&c| m.dealer.share_for(c))
+            .map(|c| m.dealer.share_for(c.complainer))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Message::DkgReveal { shares })
     }
@@ -353,6 +482,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
         messages: u32,
         qualified: Vec<u32>,
         revealed: Vec<SecretShare>,
+        evidence: Vec<Attestation>,
     ) -> Result<Message, ClientError> {
         if messages as usize != self.messages.len() {
             return Err(ClientError::MessageCount {
@@ -360,54 +490,84 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 held: self.messages.len(),
             });
         }
+        self.check_key(&public_key, &evidence)?;
         self.take_key_share(&[public_key], &qualified, &revealed)?;
         self.public_key = Some(public_key);
         let keys = vec![public_key; self.messages.len()];
         self.submit(&keys)
     }
 
+    /// An announced key with its evidence ([`evidence::check_key`]).
+    fn check_key(&self, key: &PublicKey, evidence: &[Attestation]) -> Result<(), ClientError> {
+        let t = self.threshold.ok_or(ClientError::NoParams)?;
+        evidence::check_key(&self.run, key, evidence, t, self.directory.as_deref())?;
+        Ok(())
+    }
+
     /// A member's key share from QUAL and the revealed shares; `keys` are
     /// the announced keys of its committee (all must be the joint key the
-    /// qualified dealings give).
+    /// qualified dealings give). A member refuses a QUAL that is empty,
+    /// repeats or does not know a dealer, has fewer than `t` dealers or
+    /// leaves itself out.
     fn take_key_share(
         &mut self,
         keys: &[PublicKey],
         qualified: &[u32],
         revealed: &[SecretShare],
     ) -> Result<(), ClientError> {
-        if let (Some(m), false) = (self.member.as_ref(), qualified.is_empty()) {
+        if let Some(m) = self.member.as_ref() {
+            let t = m.params.threshold as usize;
+            let distinct: HashSet<&u32> = qualified.iter().collect();
+            if qualified.len() < t.max(1) || distinct.len() != qualified.len() {
+                return Err(ClientError::BadQual(format!(
+                    "{} dealers ({} distinct), threshold {t}",
+                    qualified.len(),
+                    distinct.len()
+                )));
+            }
+            if !qualified.contains(&m.index) {
+                return Err(ClientError::BadQual(format!(
+                    "this member ({}) is left out",
+                    m.index
+                )));
+            }
             // Every dealing and share held was verified when it arrived
             // (`dkg_shares`); only revealed shares are checked here.
-            let qual: Vec<&VerifiedDealing> = qualified
-                .iter()
-                .filter_map(|q| m.dealings.iter().find(|d| d.dealer() == *q))
-                .collect();
-            if qual.len() == qualified.len() {
-                let pk = dkg::joint_public_key(&m.params, &qual)?;
-                if keys.is_empty() || keys.iter().any(|k| *k != pk) {
-                    return Err(ClientError::KeyMismatch);
-                }
-                let mut shares: Vec<VerifiedShare> = Vec::with_capacity(qual.len());
-                for d in &qual {
-                    let s = m
-                        .shares
-                        .iter()
-                        .find(|s| s.dealer() == d.dealer())
-                        .cloned()
-                        .or_else(|| {
-                            revealed
-                                .iter()
-                                .filter(|s| s.dealer == d.dealer() && s.recipient == m.index)
-                                .find_map(|s| VerifiedShare::new(&m.params, d, s.clone()).ok())
-                        });
-                    if let Some(s) = s {
-                        shares.push(s);
-                    }
-                }
-                // Without every share this member cannot hold a key share;
-                // it still submits its own message.
-                self.key_share = dkg::key_share_verified(&m.params, m.index, &qual, &shares).ok();
+            let mut qual: Vec<&VerifiedDealing> = Vec::with_capacity(qualified.len());
+            for q in qualified {
+                let d = m
+                    .dealings
+                    .iter()
+                    .find(|d| d.dealer() == *q)
+                    .ok_or_else(|| {
+                        ClientError::BadQual(format!("dealer {q} has no verified dealing here"))
+                    })?;
+                qual.push(d);
             }
+            let pk = dkg::joint_public_key(&m.params, &qual)?;
+            if keys.is_empty() || keys.iter().any(|k| *k != pk) {
+                return Err(ClientError::KeyMismatch);
+            }
+            let mut shares: Vec<VerifiedShare> = Vec::with_capacity(qual.len());
+            for d in &qual {
+                let s = m
+                    .shares
+                    .iter()
+                    .find(|s| s.dealer() == d.dealer())
+                    .cloned()
+                    .or_else(|| {
+                        revealed
+                            .iter()
+                            .filter(|s| s.dealer == d.dealer() && s.recipient == m.index)
+                            .find_map(|s| VerifiedShare::new(&m.params, d, s.clone()).ok())
+                    });
+                if let Some(s) = s {
+                    shares.push(s);
+                }
+            }
+            // Without every share this member cannot hold a key share;
+            // it still submits its own message.
+            self.key_share = dkg::key_share_verified(&m.params, m.index, &qual, &shares).ok();
         }
         Ok(())
     }
@@ -422,7 +582,15 @@ impl<R: RngCore + CryptoRng> Client<R> {
                 run: &run,
                 task: &task,
             };
-            submissions.push(encrypt_with_proof(key, msg, self.id, &ctx, &mut self.rng)?);
+            // Hedged: a restored RNG never repeats r for another message.
+            submissions.push(encrypt_with_proof_hedged(
+                key,
+                msg,
+                self.id,
+                &ctx,
+                &self.keys.secret,
+                &mut self.rng,
+            )?);
         }
         Ok(Message::Submit { submissions })
     }
@@ -445,25 +613,97 @@ impl<R: RngCore + CryptoRng> Client<R> {
         let ctx = context::shuffle(&self.run, self.proof, lane, stage, self.id);
         let (out, proof) =
             shuffle::shuffle_and_prove_with(&setup, &pk, &list, &ctx, &mut self.rng)?;
+        let signature = evidence::sign_shuffle(
+            &self.run,
+            lane,
+            stage,
+            self.id,
+            &evidence::list_digest(&list),
+            &evidence::list_digest(&out),
+            &self.keys,
+            &mut self.rng,
+        );
         Ok(Message::ShuffleResponse {
             lane,
             stage,
+            signature,
             list: out,
             proof,
         })
     }
 
+    /// Check that each lane's `c1`s are the end of its signed shuffle
+    /// chain of the run's length ([`evidence::check_chain`]), and that the
+    /// lanes are the run's final ones: the single lane 0 of the amortized
+    /// chain, or columns of the alternating layout (`columns`), each once.
+    fn check_chains(
+        &self,
+        lanes: &[(u32, &[RistrettoPoint])],
+        chains: &[LaneChain],
+        columns: bool,
+    ) -> Result<(), ClientError> {
+        let k = self.chain.ok_or(ClientError::NoParams)?;
+        let chain_err = |lane: u32, why: &str| {
+            ClientError::Evidence(EvidenceError::Chain {
+                lane,
+                why: why.to_string(),
+            })
+        };
+        if lanes.is_empty() || chains.len() != lanes.len() {
+            return Err(chain_err(0, "not one signed chain per lane"));
+        }
+        let mut seen = HashSet::new();
+        for ((lane, c1), chain) in lanes.iter().zip(chains) {
+            if chain.lane != *lane || !seen.insert(*lane) {
+                return Err(chain_err(*lane, "chain of another lane, or a lane twice"));
+            }
+            if (*lane & COLUMN_LANE != 0) != columns {
+                return Err(chain_err(*lane, "not a final lane of this run"));
+            }
+            evidence::check_chain(&self.run, chain, c1, k, self.directory.as_deref())?;
+        }
+        Ok(())
+    }
+
+    /// A partial decryption of the final list, only if it is the end of
+    /// the signed chains: one chain (lane 0) for the amortized variant, the
+    /// columns in order for the alternating layout.
     fn decrypt(
         &mut self,
-        c1: Vec<curve25519_dalek::ristretto::RistrettoPoint>,
+        c1: Vec<RistrettoPoint>,
+        chains: Vec<LaneChain>,
     ) -> Result<Message, ClientError> {
+        if self.key_share.is_none() {
+            return Err(ClientError::NoKeyShare);
+        }
+        let columns = self.variant == Some(Variant::Alternating);
+        let mut lanes: Vec<(u32, &[RistrettoPoint])> = Vec::with_capacity(chains.len());
+        let mut at = 0usize;
+        for ch in &chains {
+            let end = at.saturating_add(ch.len as usize);
+            let seg = c1.get(at..end).ok_or_else(|| {
+                ClientError::Evidence(EvidenceError::Chain {
+                    lane: ch.lane,
+                    why: "the chains do not cover the list".into(),
+                })
+            })?;
+            lanes.push((ch.lane, seg));
+            at = end;
+        }
+        if at != c1.len() || (!columns && chains.len() != 1) {
+            return Err(ClientError::Evidence(EvidenceError::Chain {
+                lane: 0,
+                why: "the chains do not cover the list".into(),
+            }));
+        }
+        self.check_chains(&lanes, &chains, columns)?;
         let share = self.key_share.as_ref().ok_or(ClientError::NoKeyShare)?;
         // The partial and its proof involve only `c1`.
         let cts: Vec<Ciphertext> = c1
             .into_iter()
             .map(|c1| Ciphertext {
                 c1,
-                c2: curve25519_dalek::ristretto::RistrettoPoint::identity(),
+                c2: RistrettoPoint::identity(),
             })
             .collect();
         let partial = share.partial_decrypt(&cts, &context::decrypt(&self.run), &mut self.rng);
@@ -479,15 +719,22 @@ impl<R: RngCore + CryptoRng> Client<R> {
         served: Vec<u32>,
         qualified: Vec<u32>,
         revealed: Vec<SecretShare>,
+        evidence: Vec<Vec<Attestation>>,
     ) -> Result<Message, ClientError> {
-        if messages as usize != self.messages.len() || slot_keys.len() != self.messages.len() {
+        if messages as usize != self.messages.len()
+            || slot_keys.len() != self.messages.len()
+            || evidence.len() != slot_keys.len()
+        {
             return Err(ClientError::MessageCount {
                 asked: messages.max(slot_keys.len() as u32),
                 held: self.messages.len(),
             });
         }
+        for (k, e) in slot_keys.iter().zip(&evidence) {
+            self.check_key(k, e)?;
+        }
         self.lane_keys = lane_keys.into_iter().collect();
-        if self.member.is_some() && !qualified.is_empty() {
+        if self.member.is_some() {
             let keys = served
                 .iter()
                 .map(|l| self.lane_keys.get(l).copied())
@@ -499,11 +746,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
         self.submit(&slot_keys)
     }
 
-    fn lane_cts(
-        &self,
-        lane: u32,
-        c1: Vec<curve25519_dalek::ristretto::RistrettoPoint>,
-    ) -> Result<Vec<Ciphertext>, ClientError> {
+    fn lane_cts(&self, lane: u32, c1: Vec<RistrettoPoint>) -> Result<Vec<Ciphertext>, ClientError> {
         if !self.served.contains(&lane) {
             return Err(ClientError::LaneKeys(format!(
                 "lane {lane} is not served by this committee"
@@ -513,7 +756,7 @@ impl<R: RngCore + CryptoRng> Client<R> {
             .into_iter()
             .map(|c1| Ciphertext {
                 c1,
-                c2: curve25519_dalek::ristretto::RistrettoPoint::identity(),
+                c2: RistrettoPoint::identity(),
             })
             .collect())
     }
@@ -523,9 +766,13 @@ impl<R: RngCore + CryptoRng> Client<R> {
     /// (the public layout), never from the request.
     fn reencrypt(
         &mut self,
-        lanes: Vec<(u32, Vec<curve25519_dalek::ristretto::RistrettoPoint>)>,
+        lanes: Vec<(u32, Vec<RistrettoPoint>)>,
+        chains: Vec<LaneChain>,
     ) -> Result<Message, ClientError> {
         let share = self.key_share.clone().ok_or(ClientError::NoKeyShare)?;
+        let view: Vec<(u32, &[RistrettoPoint])> =
+            lanes.iter().map(|(l, c)| (*l, c.as_slice())).collect();
+        self.check_chains(&view, &chains, false)?;
         let mut partials = Vec::with_capacity(lanes.len());
         for (lane, c1) in lanes {
             if lane & COLUMN_LANE != 0 {
@@ -551,9 +798,21 @@ impl<R: RngCore + CryptoRng> Client<R> {
     /// Partial decryptions of every column lane asked.
     fn decrypt_lanes(
         &mut self,
-        lanes: Vec<(u32, Vec<curve25519_dalek::ristretto::RistrettoPoint>)>,
+        lanes: Vec<(u32, Vec<RistrettoPoint>)>,
+        chains: Vec<LaneChain>,
     ) -> Result<Message, ClientError> {
         let share = self.key_share.clone().ok_or(ClientError::NoKeyShare)?;
+        // Rows carry the submissions as they came in (only columns hold the
+        // output of both shuffle rounds): a row is re-encrypted, never
+        // decrypted.
+        if let Some((lane, _)) = lanes.iter().find(|(l, _)| l & COLUMN_LANE == 0) {
+            return Err(ClientError::LaneKeys(format!(
+                "lane {lane} is a row; only columns are decrypted"
+            )));
+        }
+        let view: Vec<(u32, &[RistrettoPoint])> =
+            lanes.iter().map(|(l, c)| (*l, c.as_slice())).collect();
+        self.check_chains(&view, &chains, true)?;
         let mut partials = Vec::with_capacity(lanes.len());
         for (lane, c1) in lanes {
             let cts = self.lane_cts(lane, c1)?;

@@ -312,6 +312,7 @@ impl Party {
         };
         Party {
             client: Client::new(i, run_id, keys, cfg.inputs[i as usize].clone(), rng)
+                .with_params(&cfg.params)
                 .with_proof(proof),
             fate,
             role_replies: role_replies(roles, i),
@@ -489,7 +490,13 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Progress)) -> Result<SimRep
         .into_par_iter()
         .map(|i| Party::new(cfg, &roles, i))
         .collect();
-    let directory = parties.iter().map(|p| p.client.public_key()).collect();
+    let directory: Vec<_> = parties.iter().map(|p| p.client.public_key()).collect();
+    // Every client holds the directory (public), so the keys the relay
+    // names are checked against it.
+    let shared: std::sync::Arc<[_]> = directory.clone().into();
+    for p in &mut parties {
+        p.client.set_directory(shared.clone());
+    }
     let mut relay = Relay::new(params, run_id, public_seed, directory, cfg.timeout_ms)?;
 
     let mut sent = vec![0u64; n as usize];

@@ -40,6 +40,7 @@ use blanket_crypto::shuffle::{ProofSystem, ShuffleProof};
 use blanket_crypto::submission::SUBMISSION_BYTES;
 use blanket_crypto::wire::{POINT_BYTES, SCALAR_BYTES};
 
+use crate::evidence::{ATTESTATION_BYTES, CHAIN_LINK_BYTES};
 use crate::params::{committee_for, ParamsError, ProtocolParams};
 use crate::wire::HEADER_BYTES;
 
@@ -145,21 +146,29 @@ const SEALED_SHARE: usize = SEALED_HEADER_BYTES + SECRET_SHARE_BYTES + TAG_BYTES
 
 /// DKG bytes of one member of a `c`-member, threshold-`t` committee with no
 /// complaint (the messages of `crate::client`): `DkgStart` in, `DkgDeal`
-/// out (its dealing and `c - 1` sealed shares), `DkgShares` in (all `c`
-/// dealings and its `c - 1` shares), `DkgComplaints` out (empty), and the
-/// key holder's `KeyAnnounce` (the qualified list).
+/// out (its dealing, the attestation of its constant term and `c - 1`
+/// sealed shares), `DkgShares` in (all `c` dealings and its `c - 1`
+/// shares), `DkgComplaints` out (empty, signed), and the key holder's
+/// `KeyAnnounce` (the qualified list and `c` attestations).
 pub fn dkg_member_bytes(c: usize, t: usize) -> u64 {
     let start = env(4 + 4 + c * (4 + POINT_BYTES));
-    let deal = env(4 + dealing_len(t) + 4 + (c - 1) * (4 + SEALED_SHARE));
+    let deal = env(4 + dealing_len(t) + SCHNORR_PROOF_BYTES + 4 + (c - 1) * (4 + SEALED_SHARE));
     let shares = env(4 + c * (4 + dealing_len(t)) + 4 + (c - 1) * (4 + SEALED_SHARE));
-    let complaints = env(4);
-    start + deal + shares + complaints + key_announce(c)
+    let complaints = env(4 + SCHNORR_PROOF_BYTES);
+    start + deal + shares + complaints + key_announce(c, c)
 }
 
 /// `KeyAnnounce` to a client: the key, the message count, the qualified
-/// list (`q` entries for a key holder, empty otherwise), no revealed share.
-fn key_announce(q: usize) -> u64 {
-    env(POINT_BYTES + 4 + 4 + 4 * q + 4)
+/// list (`q` entries for a key holder, empty otherwise), no revealed share,
+/// and the `a` attestations of the key (QUAL's dealers, `evidence`).
+fn key_announce(q: usize, a: usize) -> u64 {
+    env(POINT_BYTES + 4 + 4 + 4 * q + 4 + 4 + a * ATTESTATION_BYTES)
+}
+
+/// The signed shuffle chain of one lane of `k` shuffles
+/// (`evidence::LaneChain`).
+fn chain_bytes(k: usize) -> usize {
+    4 + 4 + 32 + 4 + 32 * (k + 1) + 4 + k * CHAIN_LINK_BYTES
 }
 
 /// A client's `Submit` of `m` messages.
@@ -167,17 +176,20 @@ fn submit(m: usize) -> u64 {
     env(4 + m * SUBMISSION_BYTES)
 }
 
-/// Decryption of `n` ciphertexts by one key holder: `DecryptRequest` (the
-/// `c1`s) in and `DecryptResponse` (the partial with its DLEQ proof) out.
-fn decrypt(n: usize) -> u64 {
-    env(4 + POINT_BYTES * n) + env(8 + POINT_BYTES * n + 2 * SCALAR_BYTES)
+/// Decryption of `n` ciphertexts in `lanes` lanes of `k` shuffles by one
+/// key holder: `DecryptRequest` (the `c1`s and each lane's signed chain)
+/// in and `DecryptResponse` (the partial with its DLEQ proof) out.
+fn decrypt(n: usize, lanes: usize, k: usize) -> u64 {
+    env(4 + POINT_BYTES * n + 4 + lanes * chain_bytes(k))
+        + env(8 + POINT_BYTES * n + 2 * SCALAR_BYTES)
 }
 
-/// Re-encryption of a row of `n` ciphertexts to `targets` column keys:
-/// request in (lane, the `c1`s, the column keys) and the
-/// `ReencryptionPartial` out (lane, `9 + 96 n + 64` bytes).
-fn reencrypt(n: usize, targets: usize) -> u64 {
-    env(4 + 4 + POINT_BYTES * n + 4 + POINT_BYTES * targets)
+/// Re-encryption of a row of `n` ciphertexts (a chain of `k` shuffles) to
+/// `targets` column keys: request in (lane, the `c1`s, the column keys,
+/// the row's signed chain) and the `ReencryptionPartial` out (lane,
+/// `9 + 96 n + 64` bytes).
+fn reencrypt(n: usize, targets: usize, k: usize) -> u64 {
+    env(4 + 4 + POINT_BYTES * n + 4 + POINT_BYTES * targets + 4 + chain_bytes(k))
         + env(4 + ReencryptionPartial::encoded_len(n))
 }
 
@@ -189,11 +201,15 @@ pub fn proof_bytes(system: ProofSystem, n: usize) -> u64 {
     } as u64
 }
 
-/// One shuffle of a lane of `n`: request in, response (list and proof) out.
+/// One shuffle of a lane of `n`: request in, response (signature, list
+/// and proof) out.
 fn shuffle(n: usize, system: ProofSystem) -> (u64, u64) {
     let list = 4 + CIPHERTEXT_BYTES * n;
     let proof = proof_bytes(system, n);
-    (env(8 + list) + env(8 + 4 + list) + proof, proof)
+    (
+        env(8 + list) + env(8 + SCHNORR_PROOF_BYTES + 4 + list) + proof,
+        proof,
+    )
 }
 
 impl LaneCost {
@@ -204,10 +220,11 @@ impl LaneCost {
         let n_total = p.clients as usize * m;
         let (h, w) = (lc.rows as usize, lc.columns as usize);
         let (c, t) = (lc.committee as usize, lc.threshold as usize);
-        let own = key_announce(0) + submit(m);
+        let k = p.chain as usize;
+        let own = key_announce(0, c) + submit(m);
         let member = dkg_member_bytes(c, t) + submit(m);
-        let row_member = member + lc.rows_per_committee as u64 * reencrypt(w, w);
-        let column_member = member + lc.columns_per_committee as u64 * decrypt(h);
+        let row_member = member + lc.rows_per_committee as u64 * reencrypt(w, w, k);
+        let column_member = member + lc.columns_per_committee as u64 * decrypt(h, 1, k);
         let (row_shuffle, row_proof) = shuffle(w, p.proof);
         let (col_shuffle, col_proof) = shuffle(h, p.proof);
         LaneCost {
@@ -218,7 +235,7 @@ impl LaneCost {
             submitter: own,
             key_holder_today: dkg_member_bytes(p.committee as usize, p.threshold as usize)
                 + submit(m)
-                + decrypt(n_total),
+                + decrypt(n_total, w, k),
         }
     }
 
@@ -341,19 +358,21 @@ mod tests {
         for (name, a, b) in rows {
             println!("| {name} | {a} | {b} |");
         }
-        // Today's key holder: the model at N = 10,000 (the run measured
-        // 616,928 at N = 9,166 accepted ciphertexts, with complaints).
-        assert_eq!(cost.key_holder_today, 662_746);
-        assert_eq!(cost.row_member, 50_918);
-        assert_eq!(cost.column_member, 41_305);
-        assert_eq!((cost.shuffler, cost.shuffler_proof), (58_627, 32_586));
-        assert_eq!((bg.shuffler, bg.shuffler_proof), (37_187, 11_146));
-        assert_eq!(cost.submitter, 249);
+        // Today's key holder: the model at N = 10,000 (before issue 25's
+        // evidence the run measured 616,928 at N = 9,166 accepted
+        // ciphertexts, with complaints; the evidence adds the key's
+        // attestations and one signed chain per column).
+        assert_eq!(cost.key_holder_today, 832_714);
+        assert_eq!(cost.row_member, 57_338);
+        assert_eq!(cost.column_member, 47_725);
+        assert_eq!((cost.shuffler, cost.shuffler_proof), (63_379, 32_586));
+        assert_eq!((bg.shuffler, bg.shuffler_proof), (41_939, 11_146));
+        assert_eq!(cost.submitter, 4_873);
         // Of the members' bytes, the DKG (with the key announcement).
         let dkg_lane = dkg_member_bytes(35, 20);
         let dkg_today = dkg_member_bytes(p.committee as usize, p.threshold as usize);
         println!("DKG per member: lane committee {dkg_lane}, today's committee {dkg_today}");
-        assert_eq!((dkg_lane, dkg_today), (34_590, 22_431));
+        assert_eq!((dkg_lane, dkg_today), (39_342, 25_995));
         assert_eq!(cost.worst(), cost.shuffler);
         assert_eq!(bg.worst(), bg.row_member);
         assert!(cost.worst() * 10 < cost.key_holder_today);
@@ -379,7 +398,7 @@ mod tests {
         let measured = report.bytes_sent[holder] + report.bytes_received[holder];
         let model = dkg_member_bytes(p.committee as usize, p.threshold as usize)
             + submit(1)
-            + decrypt(n as usize);
+            + decrypt(n as usize, 1, p.chain as usize);
         assert_eq!(measured, model);
         // And a submitter.
         let listed: Vec<u32> = report
@@ -392,13 +411,13 @@ mod tests {
         let plain = (0..n).find(|i| !listed.contains(i)).unwrap() as usize;
         assert_eq!(
             report.bytes_sent[plain] + report.bytes_received[plain],
-            key_announce(0) + submit(1)
+            key_announce(0, p.committee as usize) + submit(1)
         );
         // And an honest shuffler of the chain (one shuffle of all n).
         let s = report.roles.shufflers[0] as usize;
         assert_eq!(
             report.bytes_sent[s] + report.bytes_received[s],
-            key_announce(0) + submit(1) + shuffle(n as usize, p.proof).0
+            key_announce(0, p.committee as usize) + submit(1) + shuffle(n as usize, p.proof).0
         );
     }
 }

@@ -23,6 +23,7 @@
 pub mod client;
 pub mod context;
 pub mod driver;
+pub mod evidence;
 pub mod lane_keys;
 pub mod params;
 pub mod relay;

@@ -2,7 +2,7 @@
 //! (13 to 17 only in runs with per-lane key committees),
 //! every length checked (`docs/protocol.md`, "Wire format").
 //!
-//! Envelope (version 2), little-endian:
+//! Envelope (version 3), little-endian:
 //! `u8 version | u8 kind | run id (16) | u32 round | u32 sender |
 //! u32 recipient | u32 payload length | payload`. The payload length must
 //! equal the rest of the input and stay below [`MAX_PAYLOAD_BYTES`]; every
@@ -15,11 +15,20 @@
 //! shuffle response is an `AnyShuffleProof` (a tag byte, 1
 //! Terelius-Wikstrom or 2 Bayer-Groth, then that proof), so that the run's
 //! proof system (`ProtocolParams::proof`) can be either.
+//!
+//! Version 3 (issue 25, item 4) adds the evidence honest clients check
+//! against a malicious relay ([`crate::evidence`]): complaints are signed
+//! and forwarded signed; dealings come with an attestation of their
+//! constant term, and key announcements with the qualified dealers'
+//! attestations; shuffle responses are signed, and every request to
+//! decrypt or re-encrypt carries the signed chain of each lane
+//! (`evidence::LaneChain`).
 
 use blanket_crypto::channel::SealedMessage;
 use blanket_crypto::dkg::{Dealing, SecretShare, SECRET_SHARE_BYTES};
 use blanket_crypto::elgamal::{decode_ciphertexts, encode_ciphertexts, MAX_LIST_LEN};
 use blanket_crypto::reencrypt::ReencryptionPartial;
+use blanket_crypto::schnorr::{SchnorrProof, SCHNORR_PROOF_BYTES};
 use blanket_crypto::shuffle::AnyShuffleProof;
 use blanket_crypto::submission::{ClientSubmission, SUBMISSION_BYTES};
 use blanket_crypto::threshold::PartialDecryption;
@@ -30,8 +39,12 @@ use curve25519_dalek::ristretto::RistrettoPoint;
 mod codec;
 use codec::{crypto, Reader, Writer};
 
+use crate::evidence::{
+    Attestation, ChainLink, LaneChain, SignedComplaint, ATTESTATION_BYTES, CHAIN_LINK_BYTES,
+};
+
 /// Version tag of the envelope.
-pub const PROTOCOL_VERSION: u8 = 2;
+pub const PROTOCOL_VERSION: u8 = 3;
 /// The relay's identity in envelopes.
 pub const RELAY_ID: u32 = u32::MAX;
 /// Envelope header length.
@@ -178,9 +191,12 @@ pub enum Message {
         threshold: u32,
         members: Vec<(u32, PublicKey)>,
     },
-    /// Member to relay: its dealing and one sealed share per other member.
+    /// Member to relay: its dealing, the attestation of its constant term
+    /// under its registered key (`evidence::Attestation`) and one sealed
+    /// share per other member.
     DkgDeal {
         dealing: Dealing,
+        attestation: SchnorrProof,
         shares: Vec<SealedMessage>,
     },
     /// Relay to member: every valid dealing and the sealed shares addressed
@@ -189,20 +205,27 @@ pub enum Message {
         dealings: Vec<Dealing>,
         shares: Vec<SealedMessage>,
     },
-    /// Member to relay: the dealers whose share was missing or wrong.
-    DkgComplaints { dealers: Vec<u32> },
-    /// Relay to an accused dealer: the members (indices) who complained.
-    DkgRevealRequest { complainers: Vec<u32> },
+    /// Member to relay: the dealers whose share was missing or wrong,
+    /// signed (`evidence::sign_complaint`; an empty list is signed too).
+    DkgComplaints {
+        dealers: Vec<u32>,
+        signature: SchnorrProof,
+    },
+    /// Relay to an accused dealer: the signed complaints naming it, as
+    /// their complainers sent them.
+    DkgRevealRequest { complaints: Vec<SignedComplaint> },
     /// Accused dealer to relay: the complainers' shares, in the clear.
     DkgReveal { shares: Vec<SecretShare> },
     /// Relay to every client: the joint key and how many messages to send;
     /// to key holders also QUAL (dealer indices) and the shares revealed
-    /// for them.
+    /// for them; to every client the qualified dealers' attestations
+    /// (`evidence::check_key`).
     KeyAnnounce {
         public_key: PublicKey,
         messages: u32,
         qualified: Vec<u32>,
         revealed: Vec<SecretShare>,
+        evidence: Vec<Attestation>,
     },
     /// Client to relay: its encrypted message(s) with proofs of knowledge.
     Submit { submissions: Vec<ClientSubmission> },
@@ -219,11 +242,19 @@ pub enum Message {
     ShuffleResponse {
         lane: u32,
         stage: u32,
+        /// The shuffler's signature on the digests of its input and
+        /// output (`evidence::sign_shuffle`).
+        signature: SchnorrProof,
         list: Vec<Ciphertext>,
         proof: AnyShuffleProof,
     },
-    /// Relay to a key holder: the `c1` parts of the final list.
-    DecryptRequest { c1: Vec<RistrettoPoint> },
+    /// Relay to a key holder: the `c1` parts of the final list and the
+    /// signed chain of every lane that ends in it (in list order; one lane
+    /// for the amortized chain, the columns for the alternating layout).
+    DecryptRequest {
+        c1: Vec<RistrettoPoint>,
+        chains: Vec<LaneChain>,
+    },
     /// Key holder to relay: its partial decryption with the DLEQ proof.
     DecryptResponse { partial: PartialDecryption },
     /// Per-lane key committees, relay to every client: how many messages
@@ -232,7 +263,8 @@ pub enum Message {
     /// (`lane_keys`: a shuffler's row and column, a row-committee member's
     /// re-encryption targets, i.e. every column); to a lane-committee
     /// member the lanes its committee serves (`served`, all under its
-    /// committee's key), QUAL and the shares revealed for it.
+    /// committee's key), QUAL and the shares revealed for it; the
+    /// attestations of each slot key (`evidence[s]` for `slot_keys[s]`).
     LaneKeyAnnounce {
         messages: u32,
         slot_keys: Vec<PublicKey>,
@@ -240,11 +272,14 @@ pub enum Message {
         served: Vec<u32>,
         qualified: Vec<u32>,
         revealed: Vec<SecretShare>,
+        evidence: Vec<Vec<Attestation>>,
     },
     /// Relay to a row-committee member: the `c1`s of every row lane it
     /// serves, after the row chains.
     ReencryptRequest {
         lanes: Vec<(u32, Vec<RistrettoPoint>)>,
+        /// The signed chain of each lane, in the same order.
+        chains: Vec<LaneChain>,
     },
     /// Row-committee member to relay: one re-encryption partial (with its
     /// proof) per lane asked, targets from the announced column keys.
@@ -255,6 +290,8 @@ pub enum Message {
     /// it serves, after the column chains.
     LaneDecryptRequest {
         lanes: Vec<(u32, Vec<RistrettoPoint>)>,
+        /// The signed chain of each lane, in the same order.
+        chains: Vec<LaneChain>,
     },
     /// Column-committee member to relay: one DLEQ-checked partial
     /// decryption per lane asked.
@@ -333,8 +370,13 @@ fn encode_payload(m: &Message) -> Vec<u8> {
                 w.bytes(&pk.to_bytes());
             }
         }
-        Message::DkgDeal { dealing, shares } => {
+        Message::DkgDeal {
+            dealing,
+            attestation,
+            shares,
+        } => {
             w.prefixed(&dealing.to_bytes());
+            w.bytes(&attestation.to_bytes());
             w.count(shares.len());
             for s in shares {
                 w.prefixed(&s.to_bytes());
@@ -350,13 +392,19 @@ fn encode_payload(m: &Message) -> Vec<u8> {
                 w.prefixed(&s.to_bytes());
             }
         }
-        Message::DkgComplaints { dealers } => {
+        Message::DkgComplaints { dealers, signature } => {
             w.count(dealers.len());
             dealers.iter().for_each(|d| w.u32(*d));
+            w.bytes(&signature.to_bytes());
         }
-        Message::DkgRevealRequest { complainers } => {
-            w.count(complainers.len());
-            complainers.iter().for_each(|d| w.u32(*d));
+        Message::DkgRevealRequest { complaints } => {
+            w.count(complaints.len());
+            for c in complaints {
+                w.u32(c.complainer);
+                w.count(c.dealers.len());
+                c.dealers.iter().for_each(|d| w.u32(*d));
+                w.bytes(&c.signature.to_bytes());
+            }
         }
         Message::DkgReveal { shares } => {
             w.count(shares.len());
@@ -367,6 +415,7 @@ fn encode_payload(m: &Message) -> Vec<u8> {
             messages,
             qualified,
             revealed,
+            evidence,
         } => {
             w.bytes(&public_key.to_bytes());
             w.u32(*messages);
@@ -374,6 +423,7 @@ fn encode_payload(m: &Message) -> Vec<u8> {
             qualified.iter().for_each(|d| w.u32(*d));
             w.count(revealed.len());
             revealed.iter().for_each(|s| w.bytes(s.to_bytes().as_ref()));
+            write_attestations(&mut w, evidence);
         }
         Message::Submit { submissions } => {
             w.count(submissions.len());
@@ -387,17 +437,20 @@ fn encode_payload(m: &Message) -> Vec<u8> {
         Message::ShuffleResponse {
             lane,
             stage,
+            signature,
             list,
             proof,
         } => {
             w.u32(*lane);
             w.u32(*stage);
+            w.bytes(&signature.to_bytes());
             w.prefixed(&encode_ciphertexts(list));
             w.bytes(&proof.to_bytes());
         }
-        Message::DecryptRequest { c1 } => {
+        Message::DecryptRequest { c1, chains } => {
             w.count(c1.len());
             c1.iter().for_each(|p| w.bytes(p.compress().as_bytes()));
+            write_chains(&mut w, chains);
         }
         Message::DecryptResponse { partial } => {
             w.bytes(&partial.to_bytes());
@@ -409,6 +462,7 @@ fn encode_payload(m: &Message) -> Vec<u8> {
             served,
             qualified,
             revealed,
+            evidence,
         } => {
             w.u32(*messages);
             w.count(slot_keys.len());
@@ -424,14 +478,18 @@ fn encode_payload(m: &Message) -> Vec<u8> {
             qualified.iter().for_each(|d| w.u32(*d));
             w.count(revealed.len());
             revealed.iter().for_each(|s| w.bytes(s.to_bytes().as_ref()));
+            w.count(evidence.len());
+            evidence.iter().for_each(|e| write_attestations(&mut w, e));
         }
-        Message::ReencryptRequest { lanes } | Message::LaneDecryptRequest { lanes } => {
+        Message::ReencryptRequest { lanes, chains }
+        | Message::LaneDecryptRequest { lanes, chains } => {
             w.count(lanes.len());
             for (lane, c1) in lanes {
                 w.u32(*lane);
                 w.count(c1.len());
                 c1.iter().for_each(|p| w.bytes(p.compress().as_bytes()));
             }
+            write_chains(&mut w, chains);
         }
         Message::ReencryptResponse { partials } => {
             w.count(partials.len());
@@ -470,6 +528,99 @@ fn decode_lane_c1s(r: &mut Reader<'_>) -> Result<Vec<(u32, Vec<RistrettoPoint>)>
     Ok(lanes)
 }
 
+fn signature(r: &mut Reader<'_>) -> Result<SchnorrProof, WireError> {
+    crypto(
+        r.what,
+        SchnorrProof::from_bytes(r.take(SCHNORR_PROOF_BYTES)?),
+    )
+}
+
+fn write_attestations(w: &mut Writer, evidence: &[Attestation]) {
+    w.count(evidence.len());
+    for a in evidence {
+        w.u32(a.client);
+        w.bytes(&a.key.to_bytes());
+        w.bytes(a.a0.compress().as_bytes());
+        w.bytes(&a.proof.to_bytes());
+    }
+}
+
+fn write_chains(w: &mut Writer, chains: &[LaneChain]) {
+    w.count(chains.len());
+    for c in chains {
+        w.u32(c.lane);
+        w.u32(c.len);
+        w.bytes(&c.c2_digest);
+        w.count(c.digests.len());
+        c.digests.iter().for_each(|d| w.bytes(d));
+        w.count(c.links.len());
+        for l in &c.links {
+            w.u32(l.shuffler);
+            w.bytes(&l.key.to_bytes());
+            w.bytes(&l.signature.to_bytes());
+        }
+    }
+}
+
+/// Most shuffles in one chain.
+pub const MAX_CHAIN: usize = 1 << 16;
+
+fn read_chains(r: &mut Reader<'_>) -> Result<Vec<LaneChain>, WireError> {
+    let n = r.count(MAX_LANES, 48)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let lane = r.u32()?;
+        let len = r.u32()?;
+        let mut c2_digest = [0u8; 32];
+        c2_digest.copy_from_slice(r.take(32)?);
+        let k = r.count(MAX_CHAIN + 1, 32)?;
+        let mut digests = Vec::with_capacity(k);
+        for _ in 0..k {
+            let mut d = [0u8; 32];
+            d.copy_from_slice(r.take(32)?);
+            digests.push(d);
+        }
+        let k = r.count(MAX_CHAIN, CHAIN_LINK_BYTES)?;
+        let mut links = Vec::with_capacity(k);
+        for _ in 0..k {
+            let shuffler = r.u32()?;
+            let key = crypto(r.what, PublicKey::from_bytes(r.take(POINT_BYTES)?))?;
+            let signature = signature(r)?;
+            links.push(ChainLink {
+                shuffler,
+                key,
+                signature,
+            });
+        }
+        out.push(LaneChain {
+            lane,
+            len,
+            c2_digest,
+            digests,
+            links,
+        });
+    }
+    Ok(out)
+}
+
+fn read_attestations(r: &mut Reader<'_>) -> Result<Vec<Attestation>, WireError> {
+    let n = r.count(MAX_COMMITTEE, ATTESTATION_BYTES)?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let client = r.u32()?;
+        let key = crypto(r.what, PublicKey::from_bytes(r.take(POINT_BYTES)?))?;
+        let (a0, _) = crypto(r.what, decode_point(r.take(POINT_BYTES)?, r.what, i))?;
+        let proof = signature(r)?;
+        out.push(Attestation {
+            client,
+            key,
+            a0,
+            proof,
+        });
+    }
+    Ok(out)
+}
+
 fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
     let mut r = Reader::new(payload, kind_name(kind));
     let msg = match kind {
@@ -486,12 +637,17 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
         }
         Kind::DkgDeal => {
             let dealing = crypto(r.what, Dealing::from_bytes(r.prefixed()?))?;
+            let attestation = signature(&mut r)?;
             let n = r.count(MAX_COMMITTEE, 4 + SEALED_MIN)?;
             let mut shares = Vec::with_capacity(n);
             for _ in 0..n {
                 shares.push(crypto(r.what, SealedMessage::from_bytes(r.prefixed()?))?);
             }
-            Message::DkgDeal { dealing, shares }
+            Message::DkgDeal {
+                dealing,
+                attestation,
+                shares,
+            }
         }
         Kind::DkgShares => {
             let n = r.count(MAX_COMMITTEE, 4)?;
@@ -509,12 +665,24 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
         Kind::DkgComplaints => {
             let n = r.count(MAX_COMMITTEE, 4)?;
             let dealers = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
-            Message::DkgComplaints { dealers }
+            let signature = signature(&mut r)?;
+            Message::DkgComplaints { dealers, signature }
         }
         Kind::DkgRevealRequest => {
-            let n = r.count(MAX_COMMITTEE, 4)?;
-            let complainers = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
-            Message::DkgRevealRequest { complainers }
+            let n = r.count(MAX_COMMITTEE, 8 + SCHNORR_PROOF_BYTES)?;
+            let mut complaints = Vec::with_capacity(n);
+            for _ in 0..n {
+                let complainer = r.u32()?;
+                let k = r.count(MAX_COMMITTEE, 4)?;
+                let dealers = (0..k).map(|_| r.u32()).collect::<Result<_, _>>()?;
+                let signature = signature(&mut r)?;
+                complaints.push(SignedComplaint {
+                    complainer,
+                    dealers,
+                    signature,
+                });
+            }
+            Message::DkgRevealRequest { complaints }
         }
         Kind::DkgReveal => {
             let n = r.count(MAX_COMMITTEE, SECRET_SHARE_BYTES)?;
@@ -547,11 +715,13 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
                     SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
                 )?);
             }
+            let evidence = read_attestations(&mut r)?;
             Message::KeyAnnounce {
                 public_key,
                 messages,
                 qualified,
                 revealed,
+                evidence,
             }
         }
         Kind::Submit => {
@@ -574,6 +744,7 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
         Kind::ShuffleResponse => {
             let lane = r.u32()?;
             let stage = r.u32()?;
+            let signature = signature(&mut r)?;
             let list = crypto(r.what, decode_ciphertexts(r.prefixed()?))?;
             let proof = crypto(r.what, AnyShuffleProof::from_bytes(r.rest()))?;
             let proof_len = match &proof {
@@ -590,6 +761,7 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
             Message::ShuffleResponse {
                 lane,
                 stage,
+                signature,
                 list,
                 proof,
             }
@@ -604,7 +776,8 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
                 )?;
                 c1.push(p);
             }
-            Message::DecryptRequest { c1 }
+            let chains = read_chains(&mut r)?;
+            Message::DecryptRequest { c1, chains }
         }
         Kind::DecryptResponse => {
             let partial = crypto(r.what, PartialDecryption::from_bytes(r.rest()))?;
@@ -643,6 +816,10 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
                     SecretShare::from_bytes(r.take(SECRET_SHARE_BYTES)?),
                 )?);
             }
+            let n = r.count(MAX_MESSAGES_PER_CLIENT, 4)?;
+            let evidence = (0..n)
+                .map(|_| read_attestations(&mut r))
+                .collect::<Result<_, _>>()?;
             Message::LaneKeyAnnounce {
                 messages,
                 slot_keys,
@@ -650,13 +827,16 @@ fn decode_payload(kind: Kind, payload: &[u8]) -> Result<Message, WireError> {
                 served,
                 qualified,
                 revealed,
+                evidence,
             }
         }
         Kind::ReencryptRequest => Message::ReencryptRequest {
             lanes: decode_lane_c1s(&mut r)?,
+            chains: read_chains(&mut r)?,
         },
         Kind::LaneDecryptRequest => Message::LaneDecryptRequest {
             lanes: decode_lane_c1s(&mut r)?,
+            chains: read_chains(&mut r)?,
         },
         Kind::ReencryptResponse => {
             let n = r.count(MAX_LANES, 8)?;
@@ -784,22 +964,27 @@ mod tests {
             recipient: RELAY_ID,
             message: Message::DkgComplaints {
                 dealers: vec![2, 5],
+                signature: SchnorrProof {
+                    c: Default::default(),
+                    s: Default::default(),
+                },
             },
         };
         let b = env.to_bytes();
-        assert_eq!(b.len(), HEADER_BYTES + 4 + 8);
+        assert_eq!(b.len(), HEADER_BYTES + 4 + 8 + SCHNORR_PROOF_BYTES);
         let back = Envelope::from_bytes(&b).unwrap();
         assert_eq!(back.to_bytes(), b);
         let (h, payload) = Envelope::header(&b).unwrap();
         assert_eq!((h.kind, h.run, h.round), (Kind::DkgComplaints, [7; 16], 3));
-        assert_eq!((h.sender, h.recipient, payload.len()), (1, RELAY_ID, 12));
-        // Version 1 (the shuffle proof was untagged) is refused, as is 3.
-        for v in [1, 3] {
+        assert_eq!((h.sender, h.recipient, payload.len()), (1, RELAY_ID, 76));
+        // Versions 1 (the shuffle proof was untagged) and 2 (no evidence
+        // against a malicious relay) are refused, as is 4.
+        for v in [1, 2, 4] {
             let mut bad = b.clone();
             bad[0] = v;
             assert!(matches!(
                 Envelope::from_bytes(&bad),
-                Err(WireError::UnknownVersion { got, expected: 2 }) if got == v
+                Err(WireError::UnknownVersion { got, expected: 3 }) if got == v
             ));
         }
         let mut bad = b.clone();

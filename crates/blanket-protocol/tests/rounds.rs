@@ -1,6 +1,7 @@
 //! Replayed, out-of-round, misrouted and unexpected messages are refused by
 //! both state machines, with typed errors.
 
+use blanket_crypto::schnorr::SchnorrProof;
 use blanket_crypto::Keypair;
 use blanket_protocol::client::{Client, ClientError};
 use blanket_protocol::relay::{Relay, RelayError, RelayRefusal, Step};
@@ -143,7 +144,13 @@ fn client_refuses_replays_misrouting_and_client_messages() {
         round: 11,
         sender: RELAY_ID,
         recipient: o.to,
-        message: Message::DkgComplaints { dealers: vec![] },
+        message: Message::DkgComplaints {
+            dealers: vec![],
+            signature: SchnorrProof {
+                c: Default::default(),
+                s: Default::default(),
+            },
+        },
     };
     assert!(matches!(
         c.handle(&env.to_bytes()),

@@ -9,6 +9,7 @@ use blanket_crypto::reencrypt::{self, ReencryptContext};
 use blanket_crypto::shuffle::{self, AnyShuffleProof, ProofSystem, ShuffleSetup};
 use blanket_crypto::submission::{encrypt_with_proof, SubmissionContext};
 use blanket_crypto::{Keypair, SecretKey};
+use blanket_protocol::evidence::{self, Attestation, ChainLink, LaneChain, SignedComplaint};
 use blanket_protocol::wire::{Envelope, Message, WireError, COLUMN_LANE, HEADER_BYTES, RELAY_ID};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -58,6 +59,29 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
     let reenc = reencrypt::reencrypt(&share, &out, &targets, &rctx, &mut rng).unwrap();
     let lane_partial = share.partial_decrypt(&out, b"lane ctx", &mut rng);
     let c1s: Vec<_> = out.iter().map(|c| c.c1).collect();
+    // Evidence against a malicious relay (version 3, drawn after the rest).
+    let complaint = evidence::sign_complaint(params.session(), 2, &[1, 3], &keys[1], &mut rng);
+    let attestation = dealer.attest(&evidence::attest_context(&RUN, 10), &keys[0], &mut rng);
+    let d_in = evidence::list_digest(&list);
+    let d_out = evidence::list_digest(&out);
+    let shuffle_sig = evidence::sign_shuffle(&RUN, 0, 0, 13, &d_in, &d_out, &keys[2], &mut rng);
+    let chain = LaneChain {
+        lane: 0,
+        len: 3,
+        c2_digest: evidence::c2_digest(&out),
+        digests: vec![d_in, d_out],
+        links: vec![ChainLink {
+            shuffler: 13,
+            key: keys[2].public,
+            signature: shuffle_sig,
+        }],
+    };
+    let attested = vec![Attestation {
+        client: 10,
+        key: keys[0].public,
+        a0: dealer.dealing().commitments()[0],
+        proof: attestation,
+    }];
     let env = |round, sender, recipient, message| Envelope {
         run: RUN,
         round,
@@ -86,6 +110,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 RELAY_ID,
                 Message::DkgDeal {
                     dealing: dealer.dealing(),
+                    attestation,
                     shares: vec![sealed.clone()],
                 },
             ),
@@ -110,6 +135,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 RELAY_ID,
                 Message::DkgComplaints {
                     dealers: vec![1, 3],
+                    signature: complaint,
                 },
             ),
         ),
@@ -120,7 +146,11 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 RELAY_ID,
                 10,
                 Message::DkgRevealRequest {
-                    complainers: vec![2],
+                    complaints: vec![SignedComplaint {
+                        complainer: 2,
+                        dealers: vec![1, 3],
+                        signature: complaint,
+                    }],
                 },
             ),
         ),
@@ -146,6 +176,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                     messages: 1,
                     qualified: vec![1, 2, 3],
                     revealed: vec![dealer.share_for(2).unwrap()],
+                    evidence: attested.clone(),
                 },
             ),
         ),
@@ -182,6 +213,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 Message::ShuffleResponse {
                     lane: 0,
                     stage: 0,
+                    signature: shuffle_sig,
                     list: out.clone(),
                     proof,
                 },
@@ -196,6 +228,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 Message::ShuffleResponse {
                     lane: 0,
                     stage: 0,
+                    signature: shuffle_sig,
                     list: out_bg,
                     proof: proof_bg,
                 },
@@ -209,6 +242,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 10,
                 Message::DecryptRequest {
                     c1: out.iter().map(|c| c.c1).collect(),
+                    chains: vec![chain.clone()],
                 },
             ),
         ),
@@ -229,6 +263,7 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                     served: vec![3],
                     qualified: vec![1, 2, 3],
                     revealed: vec![dealer.share_for(2).unwrap()],
+                    evidence: vec![attested.clone(), attested],
                 },
             ),
         ),
@@ -240,6 +275,10 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 10,
                 Message::ReencryptRequest {
                     lanes: vec![(4, c1s.clone())],
+                    chains: vec![LaneChain {
+                        lane: 4,
+                        ..chain.clone()
+                    }],
                 },
             ),
         ),
@@ -262,6 +301,10 @@ fn vectors() -> Vec<(&'static str, Envelope)> {
                 10,
                 Message::LaneDecryptRequest {
                     lanes: vec![(COLUMN_LANE | 2, c1s)],
+                    chains: vec![LaneChain {
+                        lane: COLUMN_LANE | 2,
+                        ..chain
+                    }],
                 },
             ),
         ),
@@ -290,7 +333,7 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/wire_v2.txt");
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/wire_v3.txt");
 
 #[test]
 fn checked_in_vectors_match_and_round_trip() {
@@ -299,7 +342,7 @@ fn checked_in_vectors_match_and_round_trip() {
         .map(|(k, e)| (k, e.to_bytes()))
         .collect();
     if std::env::var("BLANKET_UPDATE_VECTORS").is_ok() {
-        let mut s = String::from("# blanket-protocol wire vectors, envelope version 2: kind hex\n");
+        let mut s = String::from("# blanket-protocol wire vectors, envelope version 3: kind hex\n");
         for (k, b) in &generated {
             s.push_str(&format!("{k} {}\n", hex(b)));
         }

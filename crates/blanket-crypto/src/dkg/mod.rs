@@ -618,8 +618,10 @@ pub fn key_share(
     Ok(KeyShare::new(index, *x))
 }
 
+mod attest;
 mod verified;
 mod wire;
+pub use attest::verify_attestation;
 pub use verified::{
     group_key_verified, joint_public_key, key_share_verified, VerifiedDealing, VerifiedShare,
 };

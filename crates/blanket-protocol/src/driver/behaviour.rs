@@ -174,7 +174,7 @@ fn alternative(m: &Message) -> Option<Message> {
     }
     let mut m = m.clone();
     match &mut m {
-        Message::DkgComplaints { dealers } => dealers.push(0),
+        Message::DkgComplaints { dealers, .. } => dealers.push(0),
         _ => return None,
     }
     Some(m)

@@ -6,10 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use blanket_crypto::channel::SealedMessage;
 use blanket_crypto::dkg::{self, Complaint, Dealing, DkgParams, SecretShare, VerifiedDealing};
+use blanket_crypto::schnorr::SchnorrProof;
 use blanket_crypto::threshold::GroupKey;
 use rayon::prelude::*;
 
 use super::{Offence, Phase, Relay, RelayError, Step};
+use crate::evidence::{self, Attestation, SignedComplaint};
 use crate::wire::{Kind, Message};
 
 /// One key committee's DKG at the relay (the single committee, or one of
@@ -21,8 +23,14 @@ pub(super) struct Keygen {
     /// Dealings verified on arrival, by dealer index, with the sealed
     /// shares to forward (the key announcement reuses the verification).
     pub(super) dealings: BTreeMap<u32, (VerifiedDealing, Vec<SealedMessage>)>,
+    /// Each valid dealing's attestation of its constant term, by dealer
+    /// index (forwarded with the key announcement).
+    pub(super) attestations: BTreeMap<u32, SchnorrProof>,
     pub(super) responders: BTreeSet<u32>,
     pub(super) complaints: Vec<Complaint>,
+    /// Each complainer's signed complaint, forwarded to the dealers it
+    /// accuses (who reveal only for signed complaints).
+    pub(super) signed: BTreeMap<u32, SignedComplaint>,
     pub(super) revealed: Vec<SecretShare>,
     pub(super) disqualified: BTreeSet<u32>,
     pub(super) group: Option<GroupKey>,
@@ -37,8 +45,10 @@ impl Keygen {
             members,
             dkg,
             dealings: BTreeMap::new(),
+            attestations: BTreeMap::new(),
             responders: BTreeSet::new(),
             complaints: Vec::new(),
+            signed: BTreeMap::new(),
             revealed: Vec::new(),
             disqualified: BTreeSet::new(),
             group: None,
@@ -70,6 +80,7 @@ impl Relay {
         q: usize,
         from: u32,
         d: Dealing,
+        attestation: &SchnorrProof,
         shares: &[SealedMessage],
     ) -> Result<VerifiedDealing, String> {
         let kg = &self.keygens[q];
@@ -81,6 +92,14 @@ impl Relay {
             ));
         }
         let d = VerifiedDealing::new(&kg.dkg, d).map_err(|e| e.to_string())?;
+        dkg::verify_attestation(
+            &evidence::attest_context(&self.run, from),
+            &self.directory[from as usize],
+            &d.dealing().commitments()[0],
+            attestation,
+            idx,
+        )
+        .map_err(|_| "the attestation of the constant term does not verify".to_string())?;
         let mut to: BTreeSet<u32> = BTreeSet::new();
         for s in shares {
             let ok = s.sender == from
@@ -109,12 +128,17 @@ impl Relay {
     ) -> Result<Step, RelayError> {
         // Every dealing's proof is checked on the rayon pool (one per
         // member of every committee), the verdicts applied in client order.
-        let deals: Vec<(u32, usize, Dealing, Vec<SealedMessage>)> = inbox
+        type Deal = (u32, usize, Dealing, SchnorrProof, Vec<SealedMessage>);
+        let deals: Vec<Deal> = inbox
             .into_iter()
             .filter_map(|(from, (_, msg))| {
                 let &(q, _) = self.member_of.get(&from)?;
                 match msg {
-                    Message::DkgDeal { dealing, shares } => Some((from, q, dealing, shares)),
+                    Message::DkgDeal {
+                        dealing,
+                        attestation,
+                        shares,
+                    } => Some((from, q, dealing, attestation, shares)),
                     _ => None,
                 }
             })
@@ -123,19 +147,22 @@ impl Relay {
             u32,
             usize,
             Result<VerifiedDealing, String>,
+            SchnorrProof,
             Vec<SealedMessage>,
         );
         let checked: Vec<Checked> = deals
             .into_par_iter()
-            .map(|(from, q, dealing, shares)| {
-                let r = self.check_deal(q, from, dealing, &shares);
-                (from, q, r, shares)
+            .map(|(from, q, dealing, attestation, shares)| {
+                let r = self.check_deal(q, from, dealing, &attestation, &shares);
+                (from, q, r, attestation, shares)
             })
             .collect();
-        for (from, q, r, shares) in checked {
+        for (from, q, r, attestation, shares) in checked {
             match r {
                 Ok(d) => {
-                    self.keygens[q].dealings.insert(d.dealer(), (d, shares));
+                    let kg = &mut self.keygens[q];
+                    kg.attestations.insert(d.dealer(), attestation);
+                    kg.dealings.insert(d.dealer(), (d, shares));
                 }
                 Err(why) => self.name(from, Offence::InvalidDealing(why)),
             }
@@ -187,17 +214,38 @@ impl Relay {
             let Some(&(q, me)) = self.member_of.get(&from) else {
                 continue;
             };
+            let Message::DkgComplaints { dealers, signature } = msg else {
+                continue;
+            };
+            let kg = &self.keygens[q];
+            let key = &self.directory[from as usize];
+            if evidence::verify_complaint(kg.dkg.session(), me, &dealers, &signature, key).is_err()
+            {
+                let why = "complaint signature does not verify".to_string();
+                self.name(from, Offence::Malformed(why));
+                continue;
+            }
             let kg = &mut self.keygens[q];
-            if let Message::DkgComplaints { dealers } = msg {
-                kg.responders.insert(me);
-                for d in dealers.into_iter().collect::<BTreeSet<u32>>() {
-                    if d != me && kg.dealings.contains_key(&d) {
-                        kg.complaints.push(Complaint {
-                            dealer: d,
-                            complainer: me,
-                        });
-                    }
+            kg.responders.insert(me);
+            let mut any = false;
+            for &d in dealers.iter().collect::<BTreeSet<&u32>>() {
+                if d != me && kg.dealings.contains_key(&d) {
+                    any = true;
+                    kg.complaints.push(Complaint {
+                        dealer: d,
+                        complainer: me,
+                    });
                 }
+            }
+            if any {
+                kg.signed.insert(
+                    me,
+                    SignedComplaint {
+                        complainer: me,
+                        dealers,
+                        signature,
+                    },
+                );
             }
         }
         if self.keygens.iter().all(|kg| kg.complaints.is_empty()) {
@@ -217,7 +265,11 @@ impl Relay {
                     self.keygens[q].disqualified.insert(dealer);
                     continue;
                 }
-                out.push(self.envelope(client, Message::DkgRevealRequest { complainers }));
+                let complaints = complainers
+                    .iter()
+                    .filter_map(|c| self.keygens[q].signed.get(c).cloned())
+                    .collect();
+                out.push(self.envelope(client, Message::DkgRevealRequest { complaints }));
             }
         }
         if out.is_empty() {
@@ -301,6 +353,7 @@ impl Relay {
         let kg = &self.keygens[0];
         let pk = *kg.group.as_ref().ok_or(RelayError::Ended)?.public_key();
         let qual_ids = kg.qualified();
+        let evidence = self.key_evidence(0);
         let mut out = Vec::with_capacity(self.params.clients as usize);
         for client in 0..self.params.clients {
             if self.gone.contains(&client) {
@@ -314,10 +367,29 @@ impl Relay {
                     messages: self.params.messages_per_client,
                     qualified,
                     revealed,
+                    evidence: evidence.clone(),
                 },
             ));
         }
         Ok(self.next_round(now, out, Kind::Submit))
+    }
+
+    /// The attestations of committee `q`'s qualified dealers (the evidence
+    /// of its joint key, `evidence::check_key`).
+    pub(super) fn key_evidence(&self, q: usize) -> Vec<Attestation> {
+        let kg = &self.keygens[q];
+        kg.qualified()
+            .into_iter()
+            .filter_map(|i| {
+                let client = kg.members[i as usize - 1];
+                Some(Attestation {
+                    client,
+                    key: self.directory[client as usize],
+                    a0: kg.dealings.get(&i)?.0.dealing().commitments()[0],
+                    proof: *kg.attestations.get(&i)?,
+                })
+            })
+            .collect()
     }
 
     /// QUAL and the shares revealed for `client` if it holds a key share of

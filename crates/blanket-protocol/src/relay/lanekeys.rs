@@ -25,6 +25,7 @@ use sha2::Sha512;
 
 use super::{Offence, Outgoing, Phase, Relay, RelayError, RunOutput, Step};
 use crate::context;
+use crate::evidence::LaneChain;
 use crate::params::ProtocolParams;
 use crate::select;
 use crate::wire::{Kind, Message, RunId, COLUMN_LANE};
@@ -195,6 +196,9 @@ impl Relay {
             keys.push(*kg.group.as_ref().ok_or(RelayError::Ended)?.public_key());
         }
         let quals: Vec<Vec<u32>> = self.keygens.iter().map(|kg| kg.qualified()).collect();
+        let evidence: Vec<Vec<crate::evidence::Attestation>> = (0..self.keygens.len())
+            .map(|q| self.key_evidence(q))
+            .collect();
         let ls = self.lane.as_mut().ok_or(RelayError::Ended)?;
         let (h, w) = (ls.grid.height(), ls.grid.width());
         ls.row_keys = (0..h).map(|r| keys[r % ls.kr]).collect();
@@ -217,6 +221,9 @@ impl Relay {
             let base = client as usize * m;
             let slot_keys: Vec<PublicKey> = (0..m)
                 .map(|s| ls.row_keys[ls.slots[base + s] / w])
+                .collect();
+            let slot_evidence: Vec<Vec<crate::evidence::Attestation>> = (0..m)
+                .map(|s| evidence[ls.committee_of((ls.slots[base + s] / w) as u32)].clone())
                 .collect();
             let mut lane_keys: Vec<(u32, PublicKey)> = Vec::new();
             if let Some(&j) = on_list.get(&client) {
@@ -255,6 +262,7 @@ impl Relay {
                     served,
                     qualified,
                     revealed,
+                    evidence: slot_evidence,
                 },
             ));
         }
@@ -420,14 +428,20 @@ impl Relay {
                 .into_iter()
                 .map(|l| (l, self.lane_c1(ls, l)))
                 .collect();
+            let chains: Vec<LaneChain> = lanes
+                .iter()
+                .map(|(l, _)| self.lane_chain(*l).ok_or(RelayError::Ended))
+                .collect::<Result<_, _>>()?;
             for &i in &next {
                 let client = kg.members[i as usize - 1];
                 let msg = match round {
                     Round::Reencrypt => Message::ReencryptRequest {
                         lanes: lanes.clone(),
+                        chains: chains.clone(),
                     },
                     Round::Decrypt => Message::LaneDecryptRequest {
                         lanes: lanes.clone(),
+                        chains: chains.clone(),
                     },
                 };
                 out.push(self.envelope(client, msg));

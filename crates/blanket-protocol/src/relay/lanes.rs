@@ -15,6 +15,7 @@ use blanket_crypto::Ciphertext;
 
 use super::{Offence, Outgoing, Phase, Relay, RelayError, Step};
 use crate::context;
+use crate::evidence::{self, ChainLink, LaneChain};
 use crate::params::Variant;
 use crate::select;
 use crate::wire::{Kind, Message, COLUMN_LANE};
@@ -34,6 +35,11 @@ pub(super) struct Lane {
     stage: u32,
     /// The shuffler asked in the current round.
     current: Option<u32>,
+    /// Digests of the lane's list before the first accepted shuffle and
+    /// after each (`evidence::LaneChain`).
+    digests: Vec<[u8; 32]>,
+    /// The accepted shuffles, as their shufflers signed them.
+    links: Vec<ChainLink>,
 }
 
 impl Lane {
@@ -45,6 +51,8 @@ impl Lane {
             next: 0,
             stage: 0,
             current: None,
+            digests: Vec::new(),
+            links: Vec::new(),
         }
     }
 }
@@ -149,6 +157,13 @@ impl Relay {
         if self.lane.is_some() {
             return self.request_lane_partials(now);
         }
+        // The chains that end in the final list, in its order (the columns
+        // of the alternating layout are read one after the other).
+        self.final_chains = self
+            .lanes
+            .iter()
+            .filter_map(|l| self.lane_chain(l.id))
+            .collect();
         if let Some(grid) = self.grid {
             // The final matrix read in column-major order (what the analyzer sees).
             let n = self.list.len();
@@ -163,6 +178,20 @@ impl Relay {
         self.request_partials(now)
     }
 
+    /// The signed chain of lane `id` (of the current lanes) ending in the
+    /// lane's current list.
+    pub(super) fn lane_chain(&self, id: u32) -> Option<LaneChain> {
+        let lane = self.lanes.iter().find(|l| l.id == id)?;
+        let cts: Vec<Ciphertext> = lane.positions.iter().map(|&p| self.list[p]).collect();
+        Some(LaneChain {
+            lane: id,
+            len: cts.len() as u32,
+            c2_digest: evidence::c2_digest(&cts),
+            digests: lane.digests.clone(),
+            links: lane.links.clone(),
+        })
+    }
+
     pub(super) fn after_shuffle(
         &mut self,
         now: u64,
@@ -172,6 +201,7 @@ impl Relay {
             let Message::ShuffleResponse {
                 lane,
                 stage,
+                signature,
                 list,
                 proof,
             } = msg
@@ -202,17 +232,42 @@ impl Relay {
             let pk = self.lane_pk(id).ok_or(RelayError::Ended)?;
             let setup = self.setup.as_ref().ok_or(RelayError::Ended)?;
             let ctx = context::shuffle(&self.run, expected, id, stage, from);
-            match shuffle::verify_with(setup, &pk, &input, &list, &proof, &ctx) {
-                Ok(()) => {
-                    let lane = &mut self.lanes[li];
-                    for (&p, c) in lane.positions.iter().zip(list) {
-                        self.list[p] = c;
-                    }
-                    lane.stage += 1;
-                    self.chain.push(from);
-                }
-                Err(e) => self.name(from, Offence::InvalidShuffle(e.to_string())),
+            if let Err(e) = shuffle::verify_with(setup, &pk, &input, &list, &proof, &ctx) {
+                self.name(from, Offence::InvalidShuffle(e.to_string()));
+                continue;
             }
+            // The shuffler's signature on its input and output, forwarded
+            // to the key holders (`evidence::LaneChain`).
+            let before = match self.lanes[li].digests.last() {
+                Some(d) => *d,
+                None => evidence::list_digest(&input),
+            };
+            let after = evidence::list_digest(&list);
+            let key = self.directory[from as usize];
+            if evidence::verify_shuffle(
+                &self.run, id, stage, from, &before, &after, &signature, &key,
+            )
+            .is_err()
+            {
+                let why = "the shuffler's signature does not verify".to_string();
+                self.name(from, Offence::InvalidShuffle(why));
+                continue;
+            }
+            let lane = &mut self.lanes[li];
+            for (&p, c) in lane.positions.iter().zip(list) {
+                self.list[p] = c;
+            }
+            if lane.digests.is_empty() {
+                lane.digests.push(before);
+            }
+            lane.digests.push(after);
+            lane.links.push(ChainLink {
+                shuffler: from,
+                key,
+                signature,
+            });
+            lane.stage += 1;
+            self.chain.push(from);
         }
         for l in &mut self.lanes {
             l.current = None;

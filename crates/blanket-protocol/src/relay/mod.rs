@@ -254,6 +254,9 @@ pub struct Relay {
     chain: Vec<u32>,
     decrypt_asked: BTreeSet<u32>,
     partials: Vec<PartialDecryption>,
+    /// The signed shuffle chains that end in the final list (sent with
+    /// every decryption request).
+    final_chains: Vec<crate::evidence::LaneChain>,
     /// Per-lane key committees' state (`ProtocolParams::lane_committees`).
     lane: Option<lanekeys::LaneState>,
 }
@@ -319,6 +322,7 @@ impl Relay {
             chain: Vec::new(),
             decrypt_asked: BTreeSet::new(),
             partials: Vec::new(),
+            final_chains: Vec::new(),
             lane,
         })
     }
@@ -641,7 +645,13 @@ impl Relay {
         for i in next {
             self.decrypt_asked.insert(i);
             let client = self.keygens[0].members[i as usize - 1];
-            out.push(self.envelope(client, Message::DecryptRequest { c1: c1.clone() }));
+            out.push(self.envelope(
+                client,
+                Message::DecryptRequest {
+                    c1: c1.clone(),
+                    chains: self.final_chains.clone(),
+                },
+            ));
         }
         Ok(self.next_round(now, out, Kind::DecryptResponse))
     }

@@ -516,11 +516,12 @@ pub async fn run_client(
             .collect::<Result<_, _>>()
             .map_err(RelayClientError::Setup)?,
     };
-    let proof = st
+    // The run's parameters: the proof system, and the threshold and chain
+    // length the client checks the relay's requests against.
+    let params = st
         .spec
         .params()
-        .map_err(|e| RelayClientError::Unexpected(e.to_string()))?
-        .proof;
+        .map_err(|e| RelayClientError::Unexpected(e.to_string()))?;
     let mut rng = rand_core06::OsRng;
     let keys = Keypair::generate(&mut rng);
     let reg = conn.register(&keys, None, &mut rng).await?;
@@ -541,7 +542,7 @@ pub async fn run_client(
     }
     let client_rng = rand_core06::OsRng;
     let mut client =
-        Client::new(reg.index, conn.task(), keys, values, client_rng).with_proof(proof);
+        Client::new(reg.index, conn.task(), keys, values, client_rng).with_params(&params);
     let rep = drive(&mut conn, reg.index, &mut client, &mut rng).await?;
     let st = conn.status().await?;
     Ok((rep, st))

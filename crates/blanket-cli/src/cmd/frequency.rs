@@ -175,9 +175,6 @@ const FLAG_NAMES: &[(&str, &str)] = &[
 pub fn freq_err(e: FrequencyError) -> anyhow::Error {
     match e {
         FrequencyError::Param(p) => super::common::flag_error(p, FLAG_NAMES),
-        e @ FrequencyError::LiteralTooLarge { .. } => anyhow::Error::new(crate::exit::Usage(
-            format!("--mode literal: {e}: --mode fast"),
-        )),
         e @ (FrequencyError::Field(_) | FrequencyError::FieldTooSmall { .. }) => {
             anyhow::Error::new(crate::exit::Usage(format!("field (--modulus): {e}")))
         }
@@ -190,7 +187,7 @@ pub fn freq_err(e: FrequencyError) -> anyhow::Error {
         ),
         FrequencyError::LiteralTooLarge { shares, max } => {
             anyhow::Error::new(crate::exit::Usage(format!(
-                "--mode literal would materialize {shares} shares, above its limit {max}; lower --n or --items, or use --mode fast"
+                "--mode literal would materialize {shares} shares, above its limit {max}; lower --n or --domain, or use --mode fast"
             )))
         }
         e => anyhow::Error::new(e),

@@ -462,7 +462,7 @@ pub fn simulate(a: &SimIkosArgs) -> Result<()> {
         if n as u64 > limit {
             usage_bail!("--n {n}: the simulation holds all n m shares (m >= 1 per client) in memory, at most {limit}; lower --n (calibrate ikos-sum has no such limit)");
         }
-        let p = build(n as u64, eps, sigma)?;
+        let p = build(n as u64, eps, sigma, a.run.present.honest(n as u64)?)?;
         check_simulated_shares(n as u64, p.ikos().shares())?;
     }
     let (users, prov) = unit_data(a.data.as_deref(), n_arg, a.run.seed)?;

@@ -142,3 +142,16 @@ pub fn quiet_broken_pipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The exit codes of `--help` and of `blanket man` say the same.
+    #[test]
+    fn help_and_man_list_the_same_exit_codes() {
+        let help = super::HELP.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (code, meaning) in super::CODES {
+            let head: String = meaning.split(" (").next().unwrap_or(meaning).into();
+            assert!(help.contains(&format!("{code} {head}")), "{code}: {head} in {help}");
+        }
+    }
+}

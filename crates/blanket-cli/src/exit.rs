@@ -201,4 +201,14 @@ mod tests {
         let kept = "n = 1000000, q = 18446744073709551615, eps 0.5";
         assert_eq!(super::compact_numbers(kept), kept);
     }
+
+    /// The exit codes of `--help` and of `blanket man` say the same.
+    #[test]
+    fn help_and_man_list_the_same_exit_codes() {
+        let help = super::HELP.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (code, meaning) in super::CODES {
+            let head: String = meaning.split(" (").next().unwrap_or(meaning).into();
+            assert!(help.contains(&format!("{code} {head}")), "{code}: {head} in {help}");
+        }
+    }
 }

@@ -223,6 +223,13 @@ fn bad_flags_are_refused_before_any_side_effect_or_work() {
         );
         assert!(secs < 5.0, "{args:?}: {secs} s");
     }
+    // An admin token file that cannot be created: refused before the database is created.
+    let (code, err, _) = run_in(
+        &dir,
+        &words("serve --role all --listen 127.0.0.1:0 --admin-token-file no-such-dir/token"),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("no-such-dir/token"), "{err}");
     let left: Vec<_> = std::fs::read_dir(&dir)
         .expect("read dir")
         .map(|e| e.expect("entry").file_name())

@@ -175,6 +175,14 @@ fn server_admin_token(file: Option<&Path>) -> Result<AdminToken> {
                 create: None,
             })
         } else {
+            // Created after the start; its directory is checked now, before the database.
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            if dir.is_some_and(|d| !d.is_dir()) {
+                bail!(
+                    "cannot create the admin token file {}: its directory does not exist",
+                    p.display()
+                );
+            }
             Ok(AdminToken {
                 token: blanket_server::server::fresh_token()?,
                 source: format!("generated into {} (mode 0600)", p.display()),

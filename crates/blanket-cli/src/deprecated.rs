@@ -3,7 +3,11 @@
 
 /// (subcommand path, former flag, the flag to use).
 const DEPRECATED: &[(&[&str], &str, &str)] = &[
-    (&["account"], "--k", "--domain"),
+    // `account error|users` keep --k: the precision of the sums, as everywhere else.
+    (&["account", "shuffle"], "--k", "--domain"),
+    (&["account", "compose"], "--k", "--domain"),
+    (&["account", "curve"], "--k", "--domain"),
+    (&["account", "eps0"], "--k", "--domain"),
     (&["account", "compose"], "--accountant", "--method"),
     (&["account", "compose"], "--count", "--rounds"),
     (&["demo"], "--bins", "--domain"),
@@ -63,6 +67,7 @@ mod tests {
         );
         // `--k` is the precision of sums elsewhere: no warning there.
         assert!(warnings(&words("calibrate scalar-sum --n 1e4 --k 3")).is_empty());
+        assert!(warnings(&words("account error --protocol scalar-sum --k 3")).is_empty());
         assert!(warnings(&words("account shuffle --domain 3")).is_empty());
         assert!(
             warnings(&words("-q simulate ikos-sum --shuffler alternating"))[0]

@@ -139,6 +139,11 @@ fn fit(
     rows: &[Vec<String>],
     right: impl Fn(usize, &str) -> bool + Copy,
 ) -> String {
+    // The common case, without copies: the table fits as it is.
+    let text = render(header, rows, right);
+    if width(&text) <= MAX_WIDTH {
+        return text;
+    }
     let head: Option<Vec<String>> = header.map(|h| h.iter().map(|c| c.to_string()).collect());
     let all: Vec<Vec<String>> = head.iter().cloned().chain(rows.iter().cloned()).collect();
     let mut moved: Vec<&str> = Vec::new();

@@ -64,13 +64,23 @@ fn kill_and_resume(db: &str) {
         retry_backoff_ms: 100,
     };
     let report = rt.block_on(async {
-        let task = client::create_task(&url, &spec, Some(common::RELAY_ADMIN))
+        let created = client::create(&url, &spec, Some(common::RELAY_ADMIN))
             .await
             .unwrap();
+        let task = created.status.task.clone();
         let sim = {
             let (url, task, cfg) = (url.clone(), task.clone(), cfg.clone());
+            let creds = created.credentials.clone();
             tokio::spawn(async move {
-                client::simulate(&url, &task, &cfg, opts, Arc::new(AtomicUsize::new(0))).await
+                client::simulate(
+                    &url,
+                    &task,
+                    &creds,
+                    &cfg,
+                    opts,
+                    Arc::new(AtomicUsize::new(0)),
+                )
+                .await
             })
         };
         let mut conn = client::Connection::new(&url, &task, opts).unwrap();

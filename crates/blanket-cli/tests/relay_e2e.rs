@@ -1,8 +1,9 @@
 //! The relay end to end with the real binary on loopback (issue 13): a relay
 //! (`blanket serve --role relay`, child process, SQLite file) and
 //!
-//! - real clients: N separate `blanket client run --relay URL --task ID --value V` processes,
-//!   each with fresh keys and OS randomness, deliver a histogram whose release is consistent
+//! - real clients: N separate `blanket client run --relay URL --task ID --value V
+//!   --credentials FILE` processes (admission tokens, the default), each with fresh keys and OS
+//!   randomness, deliver a histogram whose release is consistent
 //!   with their N values; bad `--value`s and flags are refused naming the flag, no panic;
 //! - 200 simulated clients of the alternating variant with a histogram (`client run
 //!   --simulate`, 5% dropping out, 5% malicious) release the same estimate with the same
@@ -58,9 +59,22 @@ fn real_client_processes_deliver_a_consistent_histogram() {
         delta: Some(1e-3),
         ..TaskSpec::new(REAL_CLIENTS)
     };
-    let task = rt
-        .block_on(client::create_task(&url, &spec, Some(common::RELAY_ADMIN)))
+    let created = rt
+        .block_on(client::create(&url, &spec, Some(common::RELAY_ADMIN)))
         .unwrap();
+    let task = created.status.task.clone();
+    // Admission is on by default: one credential file per client (as an operator hands them
+    // out).
+    assert_eq!(created.credentials.len(), REAL_CLIENTS as usize);
+    let cred_files: Vec<String> = created
+        .credentials
+        .iter()
+        .map(|c| {
+            let path = dir.join(format!("credential-{}.json", c.index));
+            std::fs::write(&path, serde_json::to_string(c).unwrap()).unwrap();
+            path.display().to_string()
+        })
+        .collect();
     let base = [
         "client",
         "run",
@@ -97,9 +111,16 @@ fn real_client_processes_deliver_a_consistent_histogram() {
         .collect();
     let children: Vec<_> = values
         .iter()
-        .map(|v| {
+        .zip(&cred_files)
+        .map(|(v, cred)| {
             let mut args = base.to_vec();
-            args.extend(["--value", v.as_str(), "--json"]);
+            args.extend([
+                "--value",
+                v.as_str(),
+                "--credentials",
+                cred.as_str(),
+                "--json",
+            ]);
             spawn(&args)
         })
         .collect();
@@ -151,8 +172,12 @@ fn real_client_processes_deliver_a_consistent_histogram() {
     );
     assert!(rel.certified_epsilon > 0.0 && rel.certified_epsilon <= 3.0);
     assert!(rel.certified_delta <= 1e-3);
-    // A thirteenth client is refused (registration closed), cleanly.
-    fails_with(&with(&["--value", "1"]), "task-closed");
+    // A thirteenth client is refused (registration closed), cleanly; one without a credential
+    // is refused admission.
+    let mut again = base.to_vec();
+    again.extend(["--value", "1", "--credentials", cred_files[0].as_str()]);
+    fails_with(&again, "task-closed");
+    fails_with(&with(&["--value", "1"]), "admission-token-missing");
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
         "{REAL_CLIENTS} real client processes: {:.1} s wall",

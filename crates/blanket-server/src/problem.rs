@@ -112,6 +112,15 @@ pub enum Rejection {
     /// client it names.
     #[error("bad signature: {0}")]
     BadSignature(String),
+    /// A registration for a relay task with admission tokens without a valid enrollment
+    /// token (`reason`: `admission-token-missing` or `admission-token-wrong`).
+    #[error("{detail}")]
+    AdmissionRefused {
+        /// The typed reason.
+        reason: &'static str,
+        /// What happened.
+        detail: String,
+    },
     /// The database failed (our side).
     #[error("storage error: {0}")]
     Storage(String),
@@ -173,6 +182,7 @@ impl Rejection {
             Self::MethodNotAllowed => "method-not-allowed",
             Self::RelayRefused { reason, .. } => reason,
             Self::BadSignature(_) => "bad-signature",
+            Self::AdmissionRefused { reason, .. } => reason,
             Self::Storage(_) => "storage",
             Self::Overloaded(_) => "overloaded",
             Self::RequestTimeout { .. } => "request-timeout",
@@ -203,7 +213,7 @@ impl Rejection {
                 "run-over" => StatusCode::GONE,
                 _ => StatusCode::CONFLICT,
             },
-            Self::BadSignature(_) => StatusCode::UNAUTHORIZED,
+            Self::BadSignature(_) | Self::AdmissionRefused { .. } => StatusCode::UNAUTHORIZED,
             Self::Storage(_) | Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::PeerUnavailable(_) => StatusCode::BAD_GATEWAY,

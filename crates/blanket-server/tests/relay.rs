@@ -60,12 +60,13 @@ fn opts() -> ClientOptions {
 
 async fn over_the_network(db: &str, spec: &TaskSpec, cfg: &SimConfig) -> SimulationReport {
     let server = common::relay_on(db).await;
-    let task = client::create_task(&server.url, spec, Some(common::ADMIN))
+    let created = client::create(&server.url, spec, Some(common::ADMIN))
         .await
         .unwrap();
     let mut r = client::simulate(
         &server.url,
-        &task,
+        &created.status.task,
+        &created.credentials,
         cfg,
         opts(),
         Arc::new(AtomicUsize::new(0)),
@@ -324,9 +325,9 @@ async fn two_hundred_clients_amortized_on_postgres_match_the_in_memory_run() {
     check_on(&db, 200, "amortized", 11, 5_000).await;
 }
 
-/// Real clients (`blanket client run --task ID --value V`: fresh keys and OS randomness, the
-/// next free index, the seed derived from the registered keys): the relay delivers exactly
-/// their values.
+/// Real clients (`blanket client run --credentials FILE --value V`: fresh keys and OS
+/// randomness, the credential's index, the seed from the registered keys and the relay's
+/// nonce, checked by each client): the relay delivers exactly their values.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_clients_deliver_their_values() {
     let server = relay().await;
@@ -336,15 +337,19 @@ async fn real_clients_deliver_their_values() {
         round_timeout_ms: 60_000,
         ..TaskSpec::new(8)
     };
-    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+    let created = client::create(&server.url, &spec, Some(common::ADMIN))
         .await
         .unwrap();
+    let task = created.status.task.clone();
     let values: Vec<u64> = (0..8).map(|i| 100 + i * 3).collect();
     let handles: Vec<_> = values
         .iter()
-        .map(|&v| {
+        .zip(created.credentials.clone())
+        .map(|(&v, cred)| {
             let (url, task) = (server.url.clone(), task.clone());
-            tokio::spawn(async move { client::run_client(&url, &task, vec![v], opts()).await })
+            tokio::spawn(async move {
+                client::run_client(&url, &task, vec![v], Some(&cred), opts()).await
+            })
         })
         .collect();
     let mut indices = Vec::new();
@@ -363,9 +368,15 @@ async fn real_clients_deliver_their_values() {
     assert_eq!(got, values);
     assert!(st.cheaters.is_empty() && st.silent.is_empty());
     // A ninth client is refused: registration closed at 8.
-    let e = client::run_client(&server.url, &task, vec![1], opts())
-        .await
-        .unwrap_err();
+    let e = client::run_client(
+        &server.url,
+        &task,
+        vec![1],
+        Some(&created.credentials[0]),
+        opts(),
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("task-closed"), "{e}");
     server.stop().await;
 }

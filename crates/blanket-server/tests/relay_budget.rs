@@ -10,7 +10,7 @@
 mod common;
 
 use blanket_protocol::driver::{SimConfig, ALL_BEHAVIOURS};
-use blanket_server::relay::api::{TaskSpec, TaskStatus};
+use blanket_server::relay::api::{Credential, TaskSpec, TaskStatus};
 use blanket_server::relay::client::{self, ClientOptions, RelayClientError};
 use blanket_server::relay::{release, routes};
 use blanket_server::Running;
@@ -53,7 +53,13 @@ async fn status(base: &str, task: &str) -> TaskStatus {
 }
 
 /// Runs the simulated clients of `task` (created with `sim_seed` = `seed`) to the end.
-async fn run(base: &str, task: &str, spec: &TaskSpec, seed: u64) -> TaskStatus {
+async fn run(
+    base: &str,
+    task: &str,
+    creds: &[Credential],
+    spec: &TaskSpec,
+    seed: u64,
+) -> TaskStatus {
     let st = status(base, task).await;
     let rz = st.randomizer.clone().unwrap();
     let params = spec.params().unwrap();
@@ -66,9 +72,16 @@ async fn run(base: &str, task: &str, spec: &TaskSpec, seed: u64) -> TaskStatus {
         inputs,
         seed,
     );
-    let r = client::simulate(base, task, &cfg, opts(), Arc::new(AtomicUsize::new(0)))
-        .await
-        .unwrap();
+    let r = client::simulate(
+        base,
+        task,
+        creds,
+        &cfg,
+        opts(),
+        Arc::new(AtomicUsize::new(0)),
+    )
+    .await
+    .unwrap();
     assert!(r.status.delivered, "{:?}", r.status.error);
     r.status
 }
@@ -131,9 +144,10 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
         budget_delta: Some(1e-2),
         ..histogram_spec(30, 21)
     };
-    let a = client::create_task(&server.url, &spec_a, Some(common::ADMIN))
+    let created_a = client::create(&server.url, &spec_a, Some(common::ADMIN))
         .await
         .unwrap();
+    let a = created_a.status.task.clone();
     let st_a = status(&server.url, &a).await;
     assert_eq!(st_a.spec.budget_eps, Some(3.0));
     let b0 = st_a
@@ -148,16 +162,17 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
         continues: Some(a.clone()),
         ..histogram_spec(30, 22)
     };
-    let b = client::create_task(&server.url, &spec_b, Some(common::ADMIN))
+    let created_b = client::create(&server.url, &spec_b, Some(common::ADMIN))
         .await
         .unwrap();
+    let b = created_b.status.task.clone();
     let st_b = status(&server.url, &b).await;
     assert_eq!(st_b.spec.continues.as_deref(), Some(a.as_str()));
     assert_eq!(st_b.budget.as_ref().unwrap().task, a);
     assert_eq!(st_b.spec.budget_eps, None);
 
     // Run A: released and charged (certified eps, certified delta + 2^-sigma).
-    let st_a = run(&server.url, &a, &spec_a, 21).await;
+    let st_a = run(&server.url, &a, &created_a.credentials, &spec_a, 21).await;
     let rel_a = st_a.release.clone().expect("A's release is charged");
     assert!(st_a.release_refused.is_none());
     assert!(
@@ -206,7 +221,7 @@ async fn second_release_past_the_budget_is_refused_and_a_restart_charges_nothing
 
     // Run B: delivered, its release refused with a typed reason; output kept, messages
     // withheld; nothing charged.
-    let st_b = run(&server.url, &b, &spec_b, 22).await;
+    let st_b = run(&server.url, &b, &created_b.credentials, &spec_b, 22).await;
     assert!(st_b.release.is_none());
     let refused = st_b
         .release_refused

@@ -70,13 +70,14 @@ impl Api {
             .unwrap()
             .try_into()
             .unwrap();
-        let proof = auth::register_proof(&t, c.keys(), &mut self.rng);
+        let proof = auth::register_proof(&t, index, None, c.keys(), &mut self.rng);
         self.http
             .post(format!("{}/relay/tasks/{task}/clients", self.base))
             .json(&RegisterRequest {
                 public_key: hex_encode(&c.keys().public.to_bytes()),
                 proof: hex_encode(&proof.to_bytes()),
                 index,
+                token: None,
             })
             .send()
             .await
@@ -111,10 +112,12 @@ async fn bad_posts_are_refused_with_typed_reasons() {
         base: server.url.clone(),
         rng: ChaCha20Rng::seed_from_u64(7),
     };
+    // An open task: admission is tested in relay_admission.rs.
     let spec = TaskSpec {
         alpha: 0.0,
         gamma: 0.0,
         sim_seed: Some(SEED),
+        admission: Some("open".into()),
         ..TaskSpec::new(N)
     };
     let params = spec.params().unwrap();
@@ -185,7 +188,7 @@ async fn bad_posts_are_refused_with_typed_reasons() {
         .unwrap()
         .try_into()
         .unwrap();
-    let wrong = auth::register_proof(&t, clients[1].keys(), &mut api.rng);
+    let wrong = auth::register_proof(&t, Some(0), None, clients[1].keys(), &mut api.rng);
     let r = api
         .http
         .post(format!("{}/relay/tasks/{task}/clients", api.base))
@@ -193,6 +196,7 @@ async fn bad_posts_are_refused_with_typed_reasons() {
             public_key: hex_encode(&clients[0].keys().public.to_bytes()),
             proof: hex_encode(&wrong.to_bytes()),
             index: Some(0),
+            token: None,
         })
         .send()
         .await

@@ -31,9 +31,10 @@ fn histogram_spec(n: u32, seed: u64) -> TaskSpec {
 async fn thirty_clients_amortized_release_a_certified_histogram() {
     let server = relay().await;
     let spec = histogram_spec(30, 5);
-    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+    let created = client::create(&server.url, &spec, Some(common::ADMIN))
         .await
         .unwrap();
+    let task = created.status.task.clone();
     let st = client::Connection::new(&server.url, &task, opts())
         .unwrap()
         .status()
@@ -60,6 +61,7 @@ async fn thirty_clients_amortized_release_a_certified_histogram() {
     let r = client::simulate(
         &server.url,
         &task,
+        &created.credentials,
         &cfg,
         opts(),
         Arc::new(AtomicUsize::new(0)),
@@ -194,12 +196,19 @@ async fn bad_protocol_specs_are_refused_naming_the_field() {
         }
     }
     // A real client's value outside the domain is refused before it is encrypted.
-    let task = client::create_task(&server.url, &base, Some(common::ADMIN))
+    let created = client::create(&server.url, &base, Some(common::ADMIN))
         .await
         .unwrap();
-    let e = client::run_client(&server.url, &task, vec![4], opts())
-        .await
-        .unwrap_err();
+    let task = created.status.task.clone();
+    let e = client::run_client(
+        &server.url,
+        &task,
+        vec![4],
+        Some(&created.credentials[0]),
+        opts(),
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("0..=3"), "{e}");
     server.stop().await;
 }

@@ -131,9 +131,10 @@ async fn a_restarted_relay_replays_the_same_roles() {
         round_timeout_ms: 60_000,
         ..TaskSpec::new(6)
     };
-    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+    let created = client::create(&server.url, &spec, Some(common::ADMIN))
         .await
         .unwrap();
+    let task = created.status.task.clone();
     let opts = common::relay_client_options();
     let mut conn = client::Connection::new(&server.url, &task, opts).unwrap();
     // Before registration closed there is no seed.
@@ -142,9 +143,12 @@ async fn a_restarted_relay_replays_the_same_roles() {
         other => panic!("{other:?}"),
     }
     let handles: Vec<_> = (0..6u64)
-        .map(|v| {
+        .zip(created.credentials.clone())
+        .map(|(v, cred)| {
             let (url, task) = (server.url.clone(), task.clone());
-            tokio::spawn(async move { client::run_client(&url, &task, vec![v], opts).await })
+            tokio::spawn(async move {
+                client::run_client(&url, &task, vec![v], Some(&cred), opts).await
+            })
         })
         .collect();
     for h in handles {

@@ -79,8 +79,8 @@ async fn status_page_openapi_and_screenshot() {
             "{method} {path} not described"
         );
     }
-    // ... and the relay role's five /relay/... paths (tests/relay_budget.rs).
-    assert_eq!(api["paths"].as_object().unwrap().len(), 18);
+    // ... and the relay role's six /relay/... paths (tests/relay_budget.rs).
+    assert_eq!(api["paths"].as_object().unwrap().len(), 19);
 
     // The page: task row, one bar per category, the trust warning (role all).
     let html = http

@@ -6,7 +6,7 @@ use crate::cmd::common::spinner;
 use crate::cmd::serve::{client_admin_token, runtime};
 use anyhow::{bail, Context, Result};
 use blanket_protocol::driver::{SimConfig, ALL_BEHAVIOURS};
-use blanket_server::relay::api::TaskSpec;
+use blanket_server::relay::api::{Credential, TaskSpec};
 use blanket_server::relay::client::{self, ClientOptions, SimulationReport};
 use clap::{Args, Subcommand};
 use rand_core::{RngCore, SeedableRng};
@@ -96,9 +96,40 @@ pub struct ClientRunArgs {
     /// (default: BLANKET_ADMIN_TOKEN, else ./blanket-admin-token if it exists).
     #[arg(long, value_name = "PATH")]
     pub admin_token_file: Option<PathBuf>,
+    /// Credentials of a task with admission tokens (the default; `docs/service.md`,
+    /// "Admission to relay tasks"): a JSON file holding this client's credential
+    /// `{"task", "index", "token"}` as the operator got it at task creation (its task is the
+    /// default of --task). With --simulate and --task: a file with every index's credential
+    /// (an array, or the creation answer). Not needed for an open task, nor with --simulate
+    /// without --task (the created task's credentials are used).
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The credentials in `path`: one object `{"task", "index", "token"}`, an array of them, or a
+/// task creation answer (its `credentials`).
+fn read_credentials(path: &std::path::Path) -> Result<Vec<Credential>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--credentials {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--credentials {}: not JSON", path.display()))?;
+    let parsed = if v.is_array() {
+        serde_json::from_value(v)
+    } else if let Some(c) = v.get("credentials") {
+        serde_json::from_value(c.clone())
+    } else {
+        serde_json::from_value(v).map(|c| vec![c])
+    };
+    let creds: Vec<Credential> = parsed.map_err(|e| {
+        anyhow::Error::new(crate::exit::Usage(format!(
+            "--credentials {}: expected {{\"task\", \"index\", \"token\"}}, an array of them or a task creation answer: {e}",
+            path.display()
+        )))
+    })?;
+    Ok(creds)
 }
 
 /// Runs `blanket client ...`.
@@ -175,9 +206,28 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
     let rt = runtime()?;
     match a.simulate {
         None => {
-            let Some(task) = &a.task else {
-                bail!("--task is required (or --simulate N)");
+            let creds = match &a.credentials {
+                Some(p) => read_credentials(p)?,
+                None => Vec::new(),
             };
+            if creds.len() > 1 {
+                crate::usage_bail!(
+                    "--credentials: one client takes one credential, the file holds {}",
+                    creds.len()
+                );
+            }
+            let cred = creds.first();
+            let task = match (&a.task, cred) {
+                (Some(t), Some(c)) if !t.eq_ignore_ascii_case(&c.task) => {
+                    crate::usage_bail!("--task {t} and the credential's task {} differ", c.task)
+                }
+                (Some(t), _) => t.clone(),
+                (None, Some(c)) => c.task.clone(),
+                (None, None) => {
+                    bail!("--task is required (or --credentials FILE, or --simulate N)")
+                }
+            };
+            let task = &task;
             if a.value.is_empty() {
                 bail!(
                     "--value is required (repeat it for a task with several messages per client)"
@@ -186,7 +236,13 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
             let pb = spinner("client", a.json);
             pb.set_message("registered; waiting for the relay's requests");
             let (rep, st) = rt
-                .block_on(client::run_client(&a.relay, task, a.value.clone(), opts))
+                .block_on(client::run_client(
+                    &a.relay,
+                    task,
+                    a.value.clone(),
+                    cred,
+                    opts,
+                ))
                 .context("client run")?;
             pb.finish_and_clear();
             if a.json {
@@ -225,7 +281,7 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
             Ok(())
         }
         Some(n) => {
-            let (spec, task) = match &a.task {
+            let (spec, task, creds) = match &a.task {
                 Some(t) => {
                     let st = rt
                         .block_on(async {
@@ -240,16 +296,20 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                             a.seed
                         );
                     }
-                    (st.spec, t.clone())
+                    let creds = match &a.credentials {
+                        Some(p) => read_credentials(p)?,
+                        None => Vec::new(),
+                    };
+                    (st.spec, t.clone(), creds)
                 }
                 None => {
                     let spec = simulation_spec(a, n);
                     spec.params().map_err(|e| anyhow::anyhow!("{e}"))?;
                     let admin = client_admin_token(a.admin_token_file.as_deref())?;
-                    let task = rt
-                        .block_on(client::create_task(&a.relay, &spec, admin.as_deref()))
+                    let created = rt
+                        .block_on(client::create(&a.relay, &spec, admin.as_deref()))
                         .context("creating the task")?;
-                    (spec, task)
+                    (spec, created.status.task, created.credentials)
                 }
             };
             let mut cfg = simulation_config(&spec, a.seed)?;
@@ -270,7 +330,7 @@ fn run_client(a: &ClientRunArgs) -> Result<()> {
                 )
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             }
-            let report = simulate(&rt, &a.relay, &task, &cfg, opts, a.json)?;
+            let report = simulate(&rt, &a.relay, &task, &creds, &cfg, opts, a.json)?;
             print_simulation(&report, a.json)?;
             Ok(())
         }
@@ -282,6 +342,7 @@ pub fn simulate(
     rt: &tokio::runtime::Runtime,
     relay: &str,
     task: &str,
+    credentials: &[Credential],
     cfg: &SimConfig,
     opts: ClientOptions,
     json: bool,
@@ -290,7 +351,7 @@ pub fn simulate(
     let finished = Arc::new(AtomicUsize::new(0));
     let pb = spinner("relay run", json);
     let report = rt.block_on(async {
-        let sim = client::simulate(relay, task, cfg, opts, Arc::clone(&finished));
+        let sim = client::simulate(relay, task, credentials, cfg, opts, Arc::clone(&finished));
         tokio::pin!(sim);
         let mut conn = client::Connection::new(relay, task, opts)?;
         loop {

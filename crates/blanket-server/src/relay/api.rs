@@ -113,6 +113,61 @@ pub struct TaskSpec {
     /// holds the budget (a continuation of a continuation charges the first task).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continues: Option<String>,
+    /// Who may register (`docs/service.md`, "Admission to relay tasks"): `tokens` (the
+    /// default: the creation answer carries one single-use enrollment token per client index,
+    /// checked at registration) or `open` (anyone who knows the task id; marked open on the
+    /// status page and in the release's trust statement). Filled in at creation; a stored spec
+    /// without it predates admission and is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission: Option<String>,
+}
+
+/// Who may register for a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// The holders of the enrollment tokens issued at creation, one per index.
+    Tokens,
+    /// Anyone who knows the task id.
+    Open,
+}
+
+impl Admission {
+    /// The allowed values of the spec's `admission`.
+    pub const ALLOWED: &'static str = "tokens or open";
+
+    /// The name in the spec.
+    pub fn name(self) -> &'static str {
+        match self {
+            Admission::Tokens => "tokens",
+            Admission::Open => "open",
+        }
+    }
+}
+
+/// One client's credential for a task with admission tokens, as the creation answer lists
+/// them and `blanket client run --credentials FILE` reads one (hand each to one participant,
+/// privately: it lets its holder register as client `index`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Credential {
+    /// The task id (hex).
+    pub task: String,
+    /// The client index the token is for.
+    pub index: u32,
+    /// The enrollment token (32 bytes, hex): single-use.
+    pub token: String,
+}
+
+/// `POST /relay/tasks` answers the task's status and, with admission tokens, the credentials
+/// (shown once: the relay keeps only their hashes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateResponse {
+    /// The status.
+    #[serde(flatten)]
+    pub status: TaskStatus,
+    /// One credential per client index (empty for an open task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credentials: Vec<Credential>,
 }
 
 /// The delta one relay release is charged at most: `delta + 2^-sigma`, rounded up (the
@@ -152,6 +207,17 @@ impl TaskSpec {
             budget_eps: None,
             budget_delta: None,
             continues: None,
+            admission: None,
+        }
+    }
+
+    /// Who may register: the spec's `admission` (absent: a spec stored before the field
+    /// existed, open; creation fills in `tokens` when a request leaves it out).
+    pub fn admission(&self) -> Result<Admission, Rejection> {
+        match self.admission.as_deref() {
+            None | Some("open") => Ok(Admission::Open),
+            Some("tokens") => Ok(Admission::Tokens),
+            Some(a) => Err(out_of_range("admission", Admission::ALLOWED, a)),
         }
     }
 
@@ -284,6 +350,7 @@ impl TaskSpec {
 
     /// The protocol parameters, or the field out of range.
     pub fn params(&self) -> Result<ProtocolParams, Rejection> {
+        self.admission()?;
         if self.clients > MAX_CLIENTS {
             return Err(out_of_range("clients", "3..=1000000", self.clients));
         }
@@ -379,12 +446,17 @@ pub struct Derived {
 pub struct RegisterRequest {
     /// The client's long-term public key (Ristretto point, 32 bytes, hex).
     pub public_key: String,
-    /// Schnorr proof of knowledge of its secret key bound to the task (64 bytes, hex).
+    /// Schnorr proof of knowledge of its secret key bound to the task, the index and the
+    /// token (64 bytes, hex; [`super::auth::register_proof`]).
     pub proof: String,
-    /// The index asked for (simulations, to match an in-memory run); the next free one if
-    /// absent.
+    /// The index asked for: the credential's with admission tokens (required); on an open
+    /// task, the next free one if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// The enrollment token of `index` (32 bytes, hex): required with admission tokens,
+    /// absent on an open task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// The answer to a registration.

@@ -8,7 +8,9 @@
 //! Timeouts and retries are explicit ([`ClientOptions`], defaults documented there and in
 //! `docs/protocol.md`).
 
-use super::api::{RegisterRequest, RegisterResponse, TaskSpec, TaskStatus};
+use super::api::{
+    CreateResponse, Credential, RegisterRequest, RegisterResponse, TaskSpec, TaskStatus,
+};
 use super::auth::{self, SEQ_HEADER, SIGNATURE_HEADER};
 use crate::problem::Problem;
 use crate::wire::{hex_decode, hex_encode};
@@ -335,18 +337,41 @@ impl Connection {
         serde_json::from_slice(&a.body).map_err(|e| RelayClientError::Unexpected(e.to_string()))
     }
 
-    /// Registers `keys` (as index `index` if given).
+    /// Registers `keys`: with `credential` as its index with its token (a task with admission
+    /// tokens), else as index `index` if given (an open task).
     pub async fn register<R: RngCore + CryptoRng>(
         &mut self,
         keys: &Keypair,
         index: Option<u32>,
+        credential: Option<&Credential>,
         rng: &mut R,
     ) -> Result<RegisterResponse, RelayClientError> {
-        let proof = auth::register_proof(&self.task, keys, rng);
+        let (index, token) = match credential {
+            None => (index, None),
+            Some(c) => {
+                if hex_decode(&c.task).as_deref() != Some(&self.task[..]) {
+                    return Err(RelayClientError::Setup(format!(
+                        "the credential is for task {}, not {}",
+                        c.task,
+                        hex_encode(&self.task)
+                    )));
+                }
+                let token: [u8; auth::TOKEN_BYTES] = hex_decode(&c.token)
+                    .and_then(|b| b.try_into().ok())
+                    .ok_or_else(|| {
+                        RelayClientError::Setup(
+                            "the credential's token is not 64 hex digits".into(),
+                        )
+                    })?;
+                (Some(c.index), Some(token))
+            }
+        };
+        let proof = auth::register_proof(&self.task, index, token.as_ref(), keys, rng);
         let req = RegisterRequest {
             public_key: hex_encode(&keys.public.to_bytes()),
             proof: hex_encode(&proof.to_bytes()),
             index,
+            token: token.map(|t| hex_encode(&t)),
         };
         let body = serde_json::to_vec(&req).map_err(|e| RelayClientError::Setup(e.to_string()))?;
         let a = self
@@ -490,12 +515,14 @@ pub async fn drive<A: Actor, R: RngCore + CryptoRng>(
     Ok(rep)
 }
 
-/// One real client: registers a fresh key pair (OS randomness) for task `task` with messages
-/// `values`, drives the protocol to its end, and returns its report and the final status.
+/// One real client: registers a fresh key pair (OS randomness) for task `task` (with its
+/// `credential` if the task has admission tokens) with messages `values`, drives the protocol
+/// to its end, and returns its report and the final status.
 pub async fn run_client(
     base: &str,
     task: &str,
     values: Vec<u64>,
+    credential: Option<&Credential>,
     opts: ClientOptions,
 ) -> Result<(ClientReport, TaskStatus), RelayClientError> {
     let mut conn = Connection::new(base, task, opts)?;
@@ -524,7 +551,7 @@ pub async fn run_client(
         .map_err(|e| RelayClientError::Unexpected(e.to_string()))?;
     let mut rng = rand_core06::OsRng;
     let keys = Keypair::generate(&mut rng);
-    let reg = conn.register(&keys, None, &mut rng).await?;
+    let reg = conn.register(&keys, None, credential, &mut rng).await?;
     // Once the run started (its first request is here), the public seed is fixed: recompute
     // it from the registered keys and the relay's nonce, and the roles from it, before acting.
     loop {
@@ -561,13 +588,24 @@ pub struct SimulationReport {
     pub seconds: f64,
 }
 
-/// Creates a task (for a simulation, `sim_seed` = the simulation's seed) and returns its id;
-/// the relay needs the operator's `admin_token` (else 401 `admin-token-missing`).
+/// Creates a task (for a simulation, `sim_seed` = the simulation's seed) and returns its id
+/// (the credentials of a task with admission tokens are dropped: see [`create`]); the relay
+/// needs the operator's `admin_token` (else 401 `admin-token-missing`).
 pub async fn create_task(
     base: &str,
     spec: &TaskSpec,
     admin_token: Option<&str>,
 ) -> Result<String, RelayClientError> {
+    Ok(create(base, spec, admin_token).await?.status.task)
+}
+
+/// Creates a task and returns its status and, with admission tokens (the default), one
+/// credential per client index (shown once: hand each to one participant).
+pub async fn create(
+    base: &str,
+    spec: &TaskSpec,
+    admin_token: Option<&str>,
+) -> Result<CreateResponse, RelayClientError> {
     let http = reqwest::Client::new();
     let mut req = http
         .post(format!("{}/relay/tasks", base.trim_end_matches('/')))
@@ -590,28 +628,40 @@ pub async fn create_task(
             Err(_) => RelayClientError::Unexpected(String::from_utf8_lossy(&body).into()),
         });
     }
-    let st: TaskStatus =
-        serde_json::from_slice(&body).map_err(|e| RelayClientError::Unexpected(e.to_string()))?;
-    Ok(st.task)
+    serde_json::from_slice(&body).map_err(|e| RelayClientError::Unexpected(e.to_string()))
 }
 
 /// Runs the simulated clients of `cfg` against task `task` (created with `sim_seed` =
 /// `cfg.seed`): each a tokio task with its own keys and connection, registered at its own
-/// index. `finished` counts the clients that ended (for a progress bar).
+/// index with that index's credential (`credentials`, as [`create`] returned them; empty for
+/// an open task). `finished` counts the clients that ended (for a progress bar).
 pub async fn simulate(
     base: &str,
     task: &str,
+    credentials: &[Credential],
     cfg: &SimConfig,
     opts: ClientOptions,
     finished: Arc<AtomicUsize>,
 ) -> Result<SimulationReport, RelayClientError> {
     let n = cfg.params.clients;
+    let mut by_index: Vec<Option<Credential>> = vec![None; n as usize];
+    for c in credentials {
+        if let Some(slot) = by_index.get_mut(c.index as usize) {
+            *slot = Some(c.clone());
+        }
+    }
+    if !credentials.is_empty() && by_index.iter().any(Option::is_none) {
+        return Err(RelayClientError::Setup(format!(
+            "{} credentials do not cover the {n} client indices",
+            credentials.len()
+        )));
+    }
     let t0 = Instant::now();
     let mut handles = Vec::with_capacity(n as usize);
     // Registration a few at a time (each is a database write), then the protocol.
     let gate = Arc::new(tokio::sync::Semaphore::new(32));
     let sims = SimClient::all(cfg).map_err(|e| RelayClientError::Setup(e.to_string()))?;
-    for (i, sim) in (0..n).zip(sims) {
+    for ((i, sim), cred) in (0..n).zip(sims).zip(by_index) {
         let mut conn = Connection::new(base, task, opts)?;
         let gate = Arc::clone(&gate);
         let finished = Arc::clone(&finished);
@@ -619,7 +669,9 @@ pub async fn simulate(
             let mut sim = sim;
             let mut rng = rand_core06::OsRng;
             let permit = gate.acquire_owned().await;
-            let reg = conn.register(sim.keys(), Some(i), &mut rng).await;
+            let reg = conn
+                .register(sim.keys(), Some(i), cred.as_ref(), &mut rng)
+                .await;
             drop(permit);
             let reg = reg?;
             let r = drive(&mut conn, reg.index, &mut sim, &mut rng).await;

@@ -106,7 +106,22 @@ impl RelayService {
             let params = spec.params()?;
             let plan = spec.release_plan(&params)?;
             let ledger = ledger_of(task, &spec, |id| specs.get(id).cloned())?;
-            let h = Arc::new(RunHandle::new(task, spec, params, plan, ledger));
+            let admission = match spec.admission()? {
+                api::Admission::Open => None,
+                api::Admission::Tokens => {
+                    let hashes = svc.store.relay_admission(task).await?;
+                    if hashes.len() != params.clients as usize {
+                        return Err(Rejection::Storage(format!(
+                            "relay task {}: {} enrollment token hashes for {} clients",
+                            hex_encode(&task),
+                            hashes.len(),
+                            params.clients
+                        )));
+                    }
+                    Some(hashes)
+                }
+            };
+            let h = Arc::new(RunHandle::new(task, spec, params, plan, ledger, admission));
             {
                 let mut st = h.state.lock().await;
                 for (i, k) in svc.store.relay_clients(task).await? {
@@ -193,9 +208,13 @@ impl RelayService {
         Ok(out)
     }
 
-    /// Creates a run.
-    pub async fn create(&self, spec: TaskSpec) -> Result<TaskStatus, Rejection> {
+    /// Creates a run; with admission tokens (the default) also its credentials, one per
+    /// client index (returned once: only their hashes are stored).
+    pub async fn create(&self, spec: TaskSpec) -> Result<api::CreateResponse, Rejection> {
         let mut spec = spec;
+        // Admission is on unless an open task is asked for explicitly.
+        spec.admission
+            .get_or_insert_with(|| api::Admission::Tokens.name().into());
         let params = spec.params()?;
         // Stored with the key committees chosen (the variant's default resolved), so that a
         // restart replays the same run.
@@ -260,16 +279,37 @@ impl RelayService {
                 });
             }
         }
+        // One enrollment token per index (OS CSPRNG); the relay keeps only their hashes.
+        let mut credentials = Vec::new();
+        let mut hashes = Vec::new();
+        if spec.admission()? == api::Admission::Tokens {
+            let mut rng = blanket::rng::SecureRng::from_os()
+                .map_err(|e| Rejection::Storage(e.to_string()))?;
+            for i in 0..params.clients {
+                let mut token = [0u8; auth::TOKEN_BYTES];
+                blanket::rng::RngCore::fill_bytes(&mut rng, &mut token);
+                hashes.push(auth::token_hash(&task, i, &token));
+                credentials.push(api::Credential {
+                    task: hex_encode(&task),
+                    index: i,
+                    token: hex_encode(&token),
+                });
+            }
+        }
         let json = serde_json::to_string(&spec).map_err(|e| Rejection::Storage(e.to_string()))?;
         self.store
-            .put_relay_task(task, &json, crate::http::now_unix())
+            .put_relay_task(task, &json, crate::http::now_unix(), &hashes)
             .await?;
-        let h = Arc::new(RunHandle::new(task, spec, params, plan, ledger));
+        let admission = (spec.admission()? == api::Admission::Tokens).then_some(hashes);
+        let h = Arc::new(RunHandle::new(task, spec, params, plan, ledger, admission));
         self.runs
             .write()
             .map_err(|_| Rejection::Storage("lock poisoned".into()))?
             .insert(task, Arc::clone(&h));
-        self.status_of(&h).await
+        Ok(api::CreateResponse {
+            status: self.status_of(&h).await?,
+            credentials,
+        })
     }
 
     /// A run's status with its budget (and its release settled, if it is due and was not,

@@ -11,6 +11,24 @@ use blanket_protocol::relay::RunOutput;
 use blanket_protocol::release::{blanket_users, HistogramRelease, TRUST, TRUST_ALTERNATING};
 use blanket_protocol::ProtocolParams;
 
+/// Appended to the trust statement of a release of an open task.
+pub const TRUST_OPEN: &str = " Admission was OPEN: anyone who knew the task id could \
+register, so the bound of gamma n malicious clients was not enforced by the operator (one \
+party registering more clients voids the guarantee).";
+
+/// The trust statement of a task's release: the variant's, and for an open task
+/// (`admission: open`) that nobody enforced the malicious bound ([`TRUST_OPEN`]).
+pub fn trust_of(spec: &TaskSpec, params: &ProtocolParams) -> String {
+    let base = match params.variant {
+        Variant::Amortized => TRUST,
+        Variant::Alternating => TRUST_ALTERNATING,
+    };
+    match spec.admission() {
+        Ok(super::api::Admission::Tokens) => base.to_string(),
+        _ => format!("{base}{TRUST_OPEN}"),
+    }
+}
+
 /// The randomizer clients fetch from the task.
 pub fn randomizer_json(plan: &HistogramRelease) -> RandomizerJson {
     RandomizerJson {
@@ -58,11 +76,7 @@ pub fn release_json(
         certified_delta,
         method: plan.method(),
         shuffle_failure: 2f64.powi(-(params.sigma as i32)),
-        trust: match params.variant {
-            Variant::Amortized => TRUST,
-            Variant::Alternating => TRUST_ALTERNATING,
-        }
-        .into(),
+        trust: trust_of(spec, params),
         predicted_rmse: plan.cal.predicted_mse.sqrt(),
         release_id: None,
         budget: None,
@@ -122,4 +136,26 @@ pub fn simulated_inputs(
                 .map_err(|e| e.to_string())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_open_task_says_so_in_its_trust_statement() {
+        let tokens = TaskSpec {
+            admission: Some("tokens".into()),
+            ..TaskSpec::new(30)
+        };
+        let open = TaskSpec {
+            admission: Some("open".into()),
+            ..TaskSpec::new(30)
+        };
+        let params = tokens.params().unwrap();
+        assert_eq!(trust_of(&tokens, &params), TRUST);
+        assert!(trust_of(&open, &params).ends_with(TRUST_OPEN));
+        // A stored spec from before admission existed was open.
+        assert!(trust_of(&TaskSpec::new(30), &params).ends_with(TRUST_OPEN));
+    }
 }

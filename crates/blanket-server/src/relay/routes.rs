@@ -120,7 +120,7 @@ pub fn render_page(runs: &[super::api::TaskStatus]) -> String {
          .refused{background:#fdd;border:2px solid #c00;padding:8px}</style></head><body>\
          <h1>blanket relay</h1><p>The clients' verifiable shuffle: this server only relays and verifies; \
          no party is trusted to shuffle.</p><table id=\"runs\"><tr><th>task</th>\
-         <th>variant</th><th>registered</th><th>phase</th><th>round</th><th>delivered</th>\
+         <th>admission</th><th>variant</th><th>registered</th><th>phase</th><th>round</th><th>delivered</th>\
          <th>messages</th><th>cheaters named</th><th>silent</th><th>error</th>\
          <th>eps spent / budget</th><th>delta spent / budget</th><th>eps left</th><th>delta left</th></tr>",
     );
@@ -134,10 +134,29 @@ pub fn render_page(runs: &[super::api::TaskStatus]) -> String {
             ),
             None => Default::default(),
         };
+        // An open task's id is all a stranger needs to register: not listed while it
+        // registers. A task with admission tokens needs a credential the page never shows.
+        let open = r
+            .spec
+            .admission()
+            .map_or(true, |a| a == super::api::Admission::Open);
+        let id_cell = if open && r.phase == "registering" {
+            "<i>open task, id not listed while registering</i>".to_string()
+        } else {
+            format!(
+                "<a href=\"#t{id}\"><code>{id}</code></a>",
+                id = escape(&r.task)
+            )
+        };
         let _ = write!(
             h,
-            "<tr><td><a href=\"#t{id}\"><code>{id}</code></a></td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+            "<tr><td>{id_cell}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if open {
+                "<b class=\"open\">OPEN: anyone may register</b>"
+            } else {
+                "tokens"
+            },
             escape(&r.spec.variant),
             r.registered,
             r.spec.clients,
@@ -152,13 +171,19 @@ pub fn render_page(runs: &[super::api::TaskStatus]) -> String {
             delta_cell,
             eps_left,
             delta_left,
-            id = escape(&r.task),
         );
     }
     h.push_str("</table>");
     // Per run with a protocol: its budget, and its release or why it was refused.
     for r in runs {
         let Some(b) = &r.budget else { continue };
+        let open = r
+            .spec
+            .admission()
+            .map_or(true, |a| a == super::api::Admission::Open);
+        if open && r.phase == "registering" {
+            continue;
+        }
         let _ = write!(
             h,
             "<h2 id=\"t{id}\">Task <code>{id}</code></h2><p>{} &middot; target eps = {}, delta = {} \
@@ -285,9 +310,12 @@ async fn register(
         what: "proof",
         detail: e.to_string(),
     })?;
-    if !auth::verify_register(&h.task, &key, &proof) {
+    // Admission first (a hash comparison), then the proof, which binds the task, the index
+    // and the token.
+    let token = h.admit(req.index, req.token.as_deref())?;
+    if !auth::verify_register(&h.task, req.index, token.as_ref(), &key, &proof) {
         return Err(Rejection::BadSignature(
-            "the proof of possession does not verify for this key and task".into(),
+            "the proof of possession does not verify for this key, task, index and token".into(),
         ));
     }
     let index = s.register(&h, key, req.index).await?;

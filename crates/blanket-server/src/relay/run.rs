@@ -69,6 +69,9 @@ pub struct RunHandle {
     pub(super) plan: Option<blanket_protocol::release::HistogramRelease>,
     /// The budget its release is charged to (with a protocol).
     pub(super) ledger: Option<Ledger>,
+    /// With admission tokens, the hash of each index's enrollment token
+    /// ([`super::auth::token_hash`]); `None` for an open task.
+    pub(super) admission: Option<Vec<[u8; 32]>>,
     pub(super) state: Arc<Mutex<RunState>>,
     /// Woken when an input arrives (the driver closes a round early).
     pub(super) inbound: Notify,
@@ -83,6 +86,7 @@ impl RunHandle {
         params: ProtocolParams,
         plan: Option<blanket_protocol::release::HistogramRelease>,
         ledger: Option<Ledger>,
+        admission: Option<Vec<[u8; 32]>>,
     ) -> Self {
         let n = params.clients as usize;
         RunHandle {
@@ -91,6 +95,7 @@ impl RunHandle {
             params,
             plan,
             ledger,
+            admission,
             state: Arc::new(Mutex::new(RunState {
                 keys: vec![None; n],
                 registered: 0,
@@ -193,6 +198,67 @@ impl RunHandle {
             nonce.as_ref(),
             &seed,
         ))
+    }
+
+    /// Who may register.
+    pub fn admission(&self) -> super::api::Admission {
+        match self.admission {
+            Some(_) => super::api::Admission::Tokens,
+            None => super::api::Admission::Open,
+        }
+    }
+
+    /// Checks a registration's enrollment token (`token`, hex) for `index` against the task's
+    /// admission: `Ok(Some(token))` with admission tokens, `Ok(None)` on an open task (where a
+    /// token is refused: there is none to check).
+    pub fn admit(
+        &self,
+        index: Option<u32>,
+        token: Option<&str>,
+    ) -> Result<Option<[u8; super::auth::TOKEN_BYTES]>, Rejection> {
+        let Some(hashes) = &self.admission else {
+            if token.is_some() {
+                return Err(Rejection::OutOfRange {
+                    field: "token".into(),
+                    allowed: "absent (this task's admission is open)".into(),
+                    value: "a token".into(),
+                });
+            }
+            return Ok(None);
+        };
+        let Some(token) = token else {
+            return Err(Rejection::AdmissionRefused {
+                reason: "admission-token-missing",
+                detail: "this task admits only the holders of the enrollment tokens its \
+                         operator issued: send the credential's index and token"
+                    .into(),
+            });
+        };
+        let wrong = || Rejection::AdmissionRefused {
+            reason: "admission-token-wrong",
+            detail: "the token is not the enrollment token of this index of this task".into(),
+        };
+        let Some(index) = index else {
+            return Err(Rejection::OutOfRange {
+                field: "index".into(),
+                allowed: format!(
+                    "the credential's index, 0..{} (required with admission tokens)",
+                    self.params.clients
+                ),
+                value: "absent".into(),
+            });
+        };
+        let token: [u8; super::auth::TOKEN_BYTES] = crate::wire::hex_decode(token)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(wrong)?;
+        let expected = hashes.get(index as usize).ok_or_else(wrong)?;
+        if !super::auth::hashes_equal(
+            &super::auth::token_hash(&self.task, index, &token),
+            expected,
+        ) {
+            return Err(wrong());
+        }
+        Ok(Some(token))
     }
 
     /// The status JSON.

@@ -113,28 +113,67 @@ pub struct StoredTask {
 }
 
 impl Store {
-    /// Stores a new relay task; `Duplicate` if the id exists.
+    /// Stores a new relay task with the hashes of its enrollment tokens (`admission[i]` for
+    /// index i; empty for an open task), in one transaction; `Duplicate` if the id exists.
     pub async fn put_relay_task(
         &self,
         task: [u8; 16],
         spec: &str,
         now: u64,
+        admission: &[[u8; 32]],
     ) -> Result<(), Rejection> {
-        let n = on_pool!(self, p, pg => {
-            sqlx::query(&sql(pg,
+        on_pool!(self, p, pg => {
+            let mut tx = p.begin_with(begin(pg)).await?;
+            let n = sqlx::query(&sql(pg,
                 "INSERT INTO relay_tasks (task_id, spec, created_unix) VALUES ($1, $2, $3)
                  ON CONFLICT (task_id) DO NOTHING"))
             .bind(&task[..])
             .bind(spec)
             .bind(i64_of(now))
-            .execute(p)
+            .execute(&mut *tx)
             .await?
-            .rows_affected()
+            .rows_affected();
+            if n == 0 {
+                return Err(Rejection::Duplicate("task id"));
+            }
+            for (i, h) in admission.iter().enumerate() {
+                sqlx::query(&sql(pg,
+                    "INSERT INTO relay_admission (task_id, idx, token_hash) VALUES ($1, $2, $3)"))
+                .bind(&task[..])
+                .bind(i as i64)
+                .bind(&h[..])
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
         });
-        if n == 0 {
-            return Err(Rejection::Duplicate("task id"));
-        }
         Ok(())
+    }
+
+    /// The hashes of a task's enrollment tokens, by index (empty for an open task).
+    pub async fn relay_admission(&self, task: [u8; 16]) -> Result<Vec<[u8; 32]>, Rejection> {
+        let rows: Vec<(i64, Vec<u8>)> = on_pool!(self, p, pg => {
+            sqlx::query(&sql(pg,
+                "SELECT idx, token_hash FROM relay_admission WHERE task_id = $1 ORDER BY idx"))
+                .bind(&task[..])
+                .fetch_all(p)
+                .await?
+                .into_iter()
+                .map(|r| (r.get::<i64, _>(0), r.get::<Vec<u8>, _>(1)))
+                .collect()
+        });
+        rows.into_iter()
+            .enumerate()
+            .map(|(k, (i, h))| {
+                if i != k as i64 {
+                    return Err(Rejection::Storage(
+                        "relay admission rows out of order".into(),
+                    ));
+                }
+                h.try_into()
+                    .map_err(|_| Rejection::Storage("stored token hash of the wrong length".into()))
+            })
+            .collect()
     }
 
     /// Every relay task.

@@ -74,7 +74,7 @@ async fn over_the_network(db: &str, spec: &TaskSpec, cfg: &SimConfig) -> Simulat
     .await
     .unwrap();
     // The decrypted messages of a run without a protocol: for the operator only.
-    let mut conn = client::Connection::new(&server.url, &task, opts()).unwrap();
+    let mut conn = client::Connection::new(&server.url, &created.status.task, opts()).unwrap();
     if r.status.delivered {
         let open = conn.status().await.unwrap().output.unwrap();
         assert!(open.messages.is_empty() && open.messages_withheld);
@@ -361,7 +361,7 @@ async fn real_clients_deliver_their_values() {
     }
     indices.sort_unstable();
     assert_eq!(indices, (0..8).collect::<Vec<u32>>());
-    let mut conn = client::Connection::new(&server.url, &task, opts()).unwrap();
+    let mut conn = client::Connection::new(&server.url, &created.status.task, opts()).unwrap();
     let st = conn.status_as_admin(common::ADMIN).await.unwrap();
     let mut got = st.output.unwrap().messages;
     got.sort_unstable();
@@ -389,12 +389,14 @@ async fn strangers_do_not_read_the_raw_messages_of_a_run_without_a_protocol() {
     let server = relay().await;
     let spec = spec(12, "amortized", 0.05, 21, 5_000);
     let cfg = config(&spec, 21);
-    let task = client::create_task(&server.url, &spec, Some(common::ADMIN))
+    let created = client::create(&server.url, &spec, Some(common::ADMIN))
         .await
         .unwrap();
+    let task = created.status.task.clone();
     let r = client::simulate(
         &server.url,
         &task,
+        &created.credentials,
         &cfg,
         opts(),
         Arc::new(AtomicUsize::new(0)),

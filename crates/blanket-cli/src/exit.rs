@@ -208,7 +208,10 @@ mod tests {
         let help = super::HELP.split_whitespace().collect::<Vec<_>>().join(" ");
         for (code, meaning) in super::CODES {
             let head: String = meaning.split(" (").next().unwrap_or(meaning).into();
-            assert!(help.contains(&format!("{code} {head}")), "{code}: {head} in {help}");
+            assert!(
+                help.contains(&format!("{code} {head}")),
+                "{code}: {head} in {help}"
+            );
         }
     }
 }

@@ -554,12 +554,19 @@ pub async fn run_client(
     let reg = conn.register(&keys, None, credential, &mut rng).await?;
     // Once the run started (its first request is here), the public seed is fixed: recompute
     // it from the registered keys and the relay's nonce, and the roles from it, before acting.
+    // The checked document's keys become the client's directory: every key the relay later
+    // names (committee members, attesting dealers, shufflers) must be the registered one
+    // (`docs/protocol.md`, "What a malicious relay can and cannot do").
+    let mut directory = None;
     loop {
         match conn.next(reg.index, 0).await {
             Ok(Some(_)) => {
                 let doc = conn.roles().await?;
                 super::roles::check_roles(&st.spec, &doc, Some((reg.index, &keys.public)))
                     .map_err(|e| RelayClientError::Unexpected(e.to_string()))?;
+                directory = Some(super::roles::directory(&doc).map_err(|e| {
+                    RelayClientError::Unexpected(format!("roles document: {e}"))
+                })?);
                 break;
             }
             Ok(None) => continue,
@@ -570,6 +577,9 @@ pub async fn run_client(
     let client_rng = rand_core06::OsRng;
     let mut client =
         Client::new(reg.index, conn.task(), keys, values, client_rng).with_params(&params);
+    if let Some(d) = directory {
+        client.set_directory(d);
+    }
     let rep = drive(&mut conn, reg.index, &mut client, &mut rng).await?;
     let st = conn.status().await?;
     Ok((rep, st))

@@ -103,6 +103,20 @@ pub enum RolesMismatch {
     OwnKey(u32),
 }
 
+/// The registered keys of a roles document, by index: the directory a networked client
+/// checks the relay's later messages against (after [`check_roles`] accepted the document).
+pub fn directory(doc: &RolesJson) -> Result<std::sync::Arc<[PublicKey]>, RolesMismatch> {
+    doc.keys
+        .iter()
+        .map(|k| {
+            hex_decode(k)
+                .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                .and_then(|b| PublicKey::from_bytes(&b).ok())
+                .ok_or(RolesMismatch::Malformed("keys"))
+        })
+        .collect()
+}
+
 /// Recomputes the public seed of a roles document from its keys and nonce (and the task's
 /// spec), and the roles from the seed; checks that `me = (index, key)` is in the directory
 /// (a client checking its run). The roles, if everything matches.
@@ -125,16 +139,7 @@ pub fn check_roles(
                 .ok_or(RolesMismatch::Malformed("nonce"))?,
         ),
     };
-    let keys: Vec<PublicKey> = doc
-        .keys
-        .iter()
-        .map(|k| {
-            hex_decode(k)
-                .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                .and_then(|b| PublicKey::from_bytes(&b).ok())
-                .ok_or(RolesMismatch::Malformed("keys"))
-        })
-        .collect::<Result<_, _>>()?;
+    let keys = directory(doc)?;
     if keys.len() != params.clients as usize {
         return Err(RolesMismatch::Malformed("keys"));
     }

@@ -545,7 +545,8 @@ fn plot_against_n(
     let ys = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1));
     let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), y| (a.min(y), b.max(y)));
     let (x0, x1) = (70.0, 1.5e6);
-    let (y0, y1) = (y0 / 2.0, y1 * 4.0);
+    // From the decade below the lowest curve, so every curve lies above a labelled tick.
+    let (y0, y1) = (crate::plot::log_floor(y0, y1), y1 * 4.0);
     let text = register_plot_font();
     let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
     let root = BitMapBackend::new(path, (960, 640)).into_drawing_area();
@@ -571,33 +572,20 @@ fn plot_against_n(
         RGBColor(44, 160, 44),
         RGBColor(255, 127, 14),
     ];
-    for ((name, v), colour) in series.iter().zip(colours) {
-        // The IKOS sum over A^2_pi has the same predicted MSE as over a uniform shuffle (only
-        // m differs): a thin line with crosses, drawn over the uniform curve.
-        let alternating = *name == IKOS_ALTERNATING;
-        let style = colour.stroke_width(if alternating { 1 } else { 2 });
-        let line = chart
-            .draw_series(LineSeries::new(v.iter().copied(), style))
-            .map_err(|e| err(&e))?;
+    // Curves that coincide (ikos-sum, its alternating variant, central) get distinct dash
+    // patterns and markers, so a line under another stays visible.
+    for (i, ((name, v), colour)) in series.iter().zip(colours).enumerate() {
+        let (dash, marker) = crate::plot::series_style(i);
+        let style = colour.stroke_width(2);
+        crate::plot::draw_line(&mut chart, v, dash, style).map_err(|e| err(&e))?;
+        crate::plot::draw_markers(&mut chart, v, marker, colour).map_err(|e| err(&e))?;
         if text {
-            let label = if alternating {
+            let label = if *name == IKOS_ALTERNATING {
                 format!("{name} (same MSE as ikos-sum, more shares)")
             } else {
                 name.to_string()
             };
-            line.label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        }
-        if alternating {
-            chart
-                .draw_series(v.iter().map(|&(x, y)| Cross::new((x, y), 6, style)))
-                .map_err(|e| err(&e))?;
-        } else {
-            chart
-                .draw_series(
-                    v.iter()
-                        .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-                )
+            crate::plot::legend_entry(&mut chart, label, dash, marker, style)
                 .map_err(|e| err(&e))?;
         }
     }

@@ -626,7 +626,11 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
         })
         .filter(|y| y.is_finite() && *y > 0.0)
         .collect();
-    let ymin = ys.iter().copied().fold(f64::INFINITY, f64::min) / 1.5;
+    // From a labelled decade below the lowest point when the axis spans decades.
+    let ymin = crate::plot::log_floor(
+        ys.iter().copied().fold(f64::INFINITY, f64::min),
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
     // The top 30% of the plot stays empty for the legend, so the legend covers no data.
     let ymax = crate::plot::log_headroom(
         ymin,
@@ -645,13 +649,14 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
         vec![ok.clone()]
     };
     let title = format!(
-        "Vector sum: error vs {} (d = {}, k = {}, t = {}, n = {}, eps = {} unless varied)",
+        "Vector sum: error vs {} (d = {}, k = {}, t = {}, n = {}, eps = {}, delta = {} unless varied)",
         sweep.name(),
         DEFAULTS.d,
         DEFAULTS.k,
         DEFAULTS.t,
         DEFAULTS.n,
-        DEFAULTS.eps
+        DEFAULTS.eps,
+        DEFAULTS.delta
     );
     let mut builder = ChartBuilder::on(&root);
     builder
@@ -659,7 +664,7 @@ fn plot(path: &Path, sweep: Sweep, rows: &[Row], font: bool) -> Result<()> {
         .x_label_area_size(if font { 45 } else { 10 })
         .y_label_area_size(if font { 75 } else { 10 });
     if font {
-        builder.caption(&title, ("sans-serif", 17));
+        builder.caption(&title, ("sans-serif", 16));
     }
     macro_rules! draw {
         ($xr:expr) => {{

@@ -174,13 +174,26 @@ pub fn run(a: &CurveArgs) -> Result<()> {
     Ok(())
 }
 
+/// One method's drawable (eps, delta) points.
+struct Curve {
+    name: &'static str,
+    certified: bool,
+    v: Vec<(f64, f64)>,
+}
+
+impl crate::plot::Certified for Curve {
+    fn certified(&self) -> bool {
+        self.certified
+    }
+}
+
 /// Plots delta (log scale) against eps (log scale), one line per method with a valid
 /// curve. Returns whether text (title, axis labels, legend) was drawn: without a system
 /// font the plot is drawn without text rather than failing.
 fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
     use plotters::prelude::*;
     let text = register_plot_font();
-    let series: Vec<(&str, Vec<(f64, f64)>)> = Method::ALL
+    let series: Vec<Curve> = Method::ALL
         .iter()
         .map(|m| {
             let v: Vec<(f64, f64)> = pts
@@ -188,11 +201,15 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
                 .filter(|p| p.method == m.name())
                 .filter_map(|p| p.epsilon.filter(|e| *e > 0.0).map(|e| (e, p.delta)))
                 .collect();
-            (m.name(), v)
+            Curve {
+                name: m.name(),
+                certified: is_certified(*m),
+                v,
+            }
         })
-        .filter(|(_, v)| !v.is_empty())
+        .filter(|c| !c.v.is_empty())
         .collect();
-    let all = series.iter().flat_map(|(_, v)| v.iter());
+    let all = series.iter().flat_map(|c| c.v.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
     for &(x, y) in all {
         x0 = x0.min(x);
@@ -223,22 +240,26 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
         (title, 22),
         (x0 * 0.9, x1 * 1.1),
         (y0 / 2.0, y1 * 2.0),
-        ("epsilon (certified upper bound)", "delta"),
+        (
+            "epsilon (certified upper bound; dashed: NOT certified)",
+            "delta",
+        ),
     )
     .map_err(|e| err(&e))?;
-    for (name, v) in &series {
-        let uncertified = *name == Method::VariationRatio.name();
+    // Uncertified curves last, dashed, on top of the certified ones they may coincide with.
+    for Curve { name, certified, v } in crate::plot::draw_order(&series) {
+        let uncertified = !certified;
         let color = method_colour(name).to_rgba();
         let label = if uncertified {
-            format!("{name} (NOT certified)")
+            format!("{name} (NOT certified, dashed)")
         } else {
             name.to_string()
         };
-        let line = if uncertified {
+        if uncertified {
             chart.draw_series(DashedLineSeries::new(
                 v.iter().copied(),
-                6,
-                4,
+                8,
+                5,
                 color.stroke_width(2),
             ))
         } else {
@@ -246,16 +267,32 @@ fn plot_curve(path: &Path, pts: &[CurvePoint], title: &str) -> Result<bool> {
         }
         .map_err(|e| err(&e))?;
         if text {
-            line.label(label).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        }
-        chart
-            .draw_series(
-                v.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+            let dash = uncertified.then_some((8, 5));
+            crate::plot::legend_entry(
+                &mut chart,
+                label,
+                dash,
+                crate::plot::Marker::None,
+                color.stroke_width(2),
             )
             .map_err(|e| err(&e))?;
+        }
+        if uncertified {
+            // hollow markers, so a certified point underneath still shows
+            chart
+                .draw_series(
+                    v.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 4, color.stroke_width(1))),
+                )
+                .map_err(|e| err(&e))?;
+        } else {
+            chart
+                .draw_series(
+                    v.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+                )
+                .map_err(|e| err(&e))?;
+        }
     }
     if text {
         crate::plot::draw_legend(&mut chart, SeriesLabelPosition::LowerLeft)

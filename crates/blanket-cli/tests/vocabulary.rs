@@ -33,11 +33,27 @@ const fn m(
 /// Every visible flag name of `blanket` and its one meaning.
 const MEANINGS: &[Meaning] = &[
     m("accountant", &["which bound certifies"], &["best", "paper"]),
-    m("credentials", &["credentials of a task with admission tokens"], &[]),
-    m("header-timeout-secs", &["seconds a connection has to send a request's headers"], &[]),
-    m("request-timeout-secs", &["seconds a request has from its headers to its answer"], &[]),
+    m(
+        "credentials",
+        &["credentials of a task with admission tokens"],
+        &[],
+    ),
+    m(
+        "header-timeout-secs",
+        &["seconds a connection has to send a request's headers"],
+        &[],
+    ),
+    m(
+        "request-timeout-secs",
+        &["seconds a request has from its headers to its answer"],
+        &[],
+    ),
     m("max-connections", &["connections served at once"], &[]),
-    m("body-budget-mib", &["mib of request bodies held at once"], &[]),
+    m(
+        "body-budget-mib",
+        &["mib of request bodies held at once"],
+        &[],
+    ),
     m("admin-token-file", &["admin token"], &[]),
     m("allow-violations", &["release even when items"], &[]),
     m("alpha", &["confidence"], &[]),
@@ -108,7 +124,11 @@ const MEANINGS: &[Meaning] = &[
     m("n", &["users", "clients"], &[]),
     m("no-header", &["no header"], &[]),
     m("no-shuffle", &["skip the shuffler"], &[]),
-    m("out", &["output directory", "directory to write every page into"], &[]),
+    m(
+        "out",
+        &["output directory", "directory to write every page into"],
+        &[],
+    ),
     m("paper-domain", &["the paper's"], &[]),
     m("peer-token", &["secret the two roles share"], &[]),
     m("phi", &["collusion threshold"], &[]),

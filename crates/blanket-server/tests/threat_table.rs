@@ -57,7 +57,9 @@ fn the_threat_table_is_the_same_in_every_page_and_its_tests_exist() {
         };
         for name in tests.split('`').skip(1).step_by(2) {
             let is_fn = !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
             if is_fn && name.contains('_') {
                 named += 1;
                 assert!(

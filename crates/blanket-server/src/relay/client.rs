@@ -564,9 +564,10 @@ pub async fn run_client(
                 let doc = conn.roles().await?;
                 super::roles::check_roles(&st.spec, &doc, Some((reg.index, &keys.public)))
                     .map_err(|e| RelayClientError::Unexpected(e.to_string()))?;
-                directory = Some(super::roles::directory(&doc).map_err(|e| {
-                    RelayClientError::Unexpected(format!("roles document: {e}"))
-                })?);
+                directory =
+                    Some(super::roles::directory(&doc).map_err(|e| {
+                        RelayClientError::Unexpected(format!("roles document: {e}"))
+                    })?);
                 break;
             }
             Ok(None) => continue,

@@ -104,6 +104,17 @@ pub fn resize<T>(rows: Vec<T>, n: usize, seed: u64, source: String) -> (Users<T>
 }
 
 /// Opens a CSV file with a path in the error.
+/// `--data` naming a CSV file, in the one syntax every subcommand takes: `PATH` or
+/// `csv:PATH` (built-in data sets, where a subcommand has them, are named by a word:
+/// `ecg-windows`, `ecg-beats`, `zipf`).
+pub fn csv_file(s: &str) -> Result<std::path::PathBuf, String> {
+    let path = s.strip_prefix("csv:").unwrap_or(s);
+    if path.is_empty() {
+        return Err(format!("must be a CSV file, PATH or csv:PATH, got {s:?}"));
+    }
+    Ok(path.into())
+}
+
 pub fn open(path: &Path) -> Result<std::fs::File> {
     std::fs::File::open(path).with_context(|| format!("cannot open data file {}", path.display()))
 }
@@ -152,4 +163,15 @@ pub fn categories(
     };
     let n = n.unwrap_or(rows.len());
     Ok(resize(rows, n, seed, source))
+}
+
+#[cfg(test)]
+mod data_flag_tests {
+    #[test]
+    fn data_takes_path_or_csv_prefix_everywhere() {
+        assert_eq!(super::csv_file("a.csv"), Ok("a.csv".into()));
+        assert_eq!(super::csv_file("csv:a.csv"), Ok("a.csv".into()));
+        assert!(super::csv_file("csv:").is_err());
+        assert!(super::csv_file("").is_err());
+    }
 }

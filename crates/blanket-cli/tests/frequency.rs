@@ -296,7 +296,7 @@ fn simulate_frequency_bad_input_exit_codes() {
             "--protocol dpdg --frac-bits 30",
             "--frac-bits must be in 0..=24, got 30",
         ),
-        ("--protocol dpcs --data uniform", "zipf or csv:PATH"),
+        ("--protocol dpcs --data csv:", "zipf or a CSV file"),
         ("--protocol dpcs --domain 0", "--domain"),
     ] {
         fails_code(2, &sim(&words(extra)), needle);

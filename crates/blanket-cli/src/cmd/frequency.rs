@@ -89,8 +89,8 @@ pub struct FreqParams {
     /// DPDG: fixed-point fractional bits k, 0..=24.
     #[arg(long, default_value_t = 8, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub frac_bits: u64,
-    /// The items: `zipf` (Zipf law over the N items, --zipf-s, seeded) or `csv:PATH` (one
-    /// column of a CSV file, --column).
+    /// The items: `zipf` (Zipf law over the N items, --zipf-s, seeded) or a CSV file, PATH or
+    /// csv:PATH (one column of it, --column).
     #[arg(long, default_value = "zipf", value_parser = frequency_data::parse_source)]
     pub data: ItemSource,
     /// Exponent s of the Zipf law.

@@ -1,5 +1,5 @@
 //! Item streams for `simulate frequency` and `compare frequency`: a seeded Zipf law over the
-//! N items or one column of a CSV file (`--data zipf|csv:PATH`, `--column`).
+//! N items or one column of a CSV file (`--data zipf|PATH|csv:PATH`, `--column`).
 
 use crate::data::{self, Header, Provenance};
 use anyhow::{Context, Result};
@@ -16,15 +16,14 @@ pub enum ItemSource {
     Csv(std::path::PathBuf),
 }
 
-/// Parses `zipf` or `csv:PATH`.
+/// Parses `zipf`, or a CSV file as every `--data` takes it: `PATH` or `csv:PATH`.
 pub fn parse_source(s: &str) -> Result<ItemSource, String> {
     if s == "zipf" {
         return Ok(ItemSource::Zipf);
     }
-    match s.strip_prefix("csv:") {
-        Some(p) if !p.is_empty() => Ok(ItemSource::Csv(p.into())),
-        _ => Err(format!("must be zipf or csv:PATH, got {s:?}")),
-    }
+    crate::data::csv_file(s)
+        .map(ItemSource::Csv)
+        .map_err(|_| format!("must be zipf or a CSV file (PATH or csv:PATH), got {s:?}"))
 }
 
 /// n items from a Zipf(s) law over 0..N, seeded (stream `seed ^ 0x21bf`): inverse CDF by
@@ -181,6 +180,7 @@ mod tests {
             Ok(ItemSource::Csv("a.csv".into()))
         );
         assert!(parse_source("csv:").is_err());
-        assert!(parse_source("uniform").is_err());
+        assert_eq!(parse_source("a.csv"), Ok(ItemSource::Csv("a.csv".into())));
+        assert!(parse_source("").is_err());
     }
 }

@@ -283,9 +283,9 @@ pub struct SimIkosArgs {
     pub eps: f64,
     #[command(flatten)]
     pub sigma: SigmaArgs,
-    /// CSV file with one value in [0, 1] per row (default: the embedded ECG signal,
+    /// A CSV file (PATH or csv:PATH) with one value in [0, 1] per row (default: the embedded ECG signal,
     /// normalized to [0, 1]).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::data::csv_file)]
     pub data: Option<PathBuf>,
     #[command(flatten)]
     pub run: SimIkosRunArgs,

@@ -276,9 +276,9 @@ pub struct SimIkosHistogramArgs {
     pub eps: f64,
     #[command(flatten)]
     pub sigma: SigmaArgs,
-    /// CSV file with one category in {0..d-1} per row (default: the embedded ECG signal,
+    /// A CSV file (PATH or csv:PATH) with one category in {0..d-1} per row (default: the embedded ECG signal,
     /// quantized into d bins).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::data::csv_file)]
     pub data: Option<PathBuf>,
     #[command(flatten)]
     pub run: SimIkosRunArgs,
@@ -300,7 +300,7 @@ pub struct SimIkosVectorArgs {
     #[command(flatten)]
     pub sigma: SigmaArgs,
     /// The vectors, as in `simulate vector-sum`: `ecg-beats`, `ecg-windows`, or a CSV file
-    /// with one vector of d values in [0, 1] per row.
+    /// (PATH or csv:PATH) with one vector of d values in [0, 1] per row.
     #[arg(long, default_value = "ecg-windows")]
     pub data: String,
     #[command(flatten)]

@@ -87,9 +87,9 @@ pub struct SimHistogramArgs {
     /// Number of categories m.
     #[arg(long, default_value_t = 32, value_parser = crate::numeric::parse_u64, allow_hyphen_values = true)]
     pub domain: u64,
-    /// CSV file with one category in {0..m-1} per row (default: the embedded ECG signal,
+    /// A CSV file (PATH or csv:PATH) with one category in {0..m-1} per row (default: the embedded ECG signal,
     /// quantized into m bins).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::data::csv_file)]
     pub data: Option<PathBuf>,
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
@@ -112,9 +112,9 @@ pub struct SimScalarSumArgs {
     /// Calibrate with the paper's m = k convention (reproduction only; not certified).
     #[arg(long)]
     pub paper_domain: bool,
-    /// CSV file with one value in [0, 1] per row (default: the embedded ECG signal,
+    /// A CSV file (PATH or csv:PATH) with one value in [0, 1] per row (default: the embedded ECG signal,
     /// normalized to [0, 1]).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::data::csv_file)]
     pub data: Option<PathBuf>,
     /// Which bound certifies the guarantee.
     #[arg(long, value_enum, default_value_t)]
@@ -150,7 +150,7 @@ pub struct SimVectorSumArgs {
     pub paper_domain: bool,
     /// The vectors: `ecg-beats` (heartbeats of the embedded ECG, about a hundred),
     /// `ecg-windows` (every d-sample window of the normalized ECG, about 37000), or a CSV file
-    /// with one vector of d values in [0, 1] per row.
+    /// (PATH or csv:PATH) with one vector of d values in [0, 1] per row.
     #[arg(long, default_value = "ecg-windows")]
     pub data: String,
     /// Which bound certifies the guarantee.

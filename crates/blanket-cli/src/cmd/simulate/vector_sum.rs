@@ -112,7 +112,7 @@ pub fn vector_rows(
             format!("embedded ECG, every {dd}-sample window of the 125 Hz signal min-max normalized per 10 s"),
         ),
         path => {
-            let p = Path::new(path);
+            let p = Path::new(path.strip_prefix("csv:").unwrap_or(path));
             let rows = blanket_data::table::read_unit_vectors_with(data::open(p)?, Some(dd), header)
                 .with_context(|| format!("in data file {}", p.display()))?;
             (rows, p.display().to_string())

@@ -150,18 +150,32 @@ impl Store {
         Ok(())
     }
 
-    /// The hashes of a task's enrollment tokens, by index (empty for an open task).
-    pub async fn relay_admission(&self, task: [u8; 16]) -> Result<Vec<[u8; 32]>, Rejection> {
-        let rows: Vec<(i64, Vec<u8>)> = on_pool!(self, p, pg => {
-            sqlx::query(&sql(pg,
-                "SELECT idx, token_hash FROM relay_admission WHERE task_id = $1 ORDER BY idx"))
+    /// The `(index, bytes)` rows of `query` (one `$1` parameter: the task id), in its order:
+    /// the shape of the per-index tables (`relay_clients`, `relay_admission`).
+    async fn indexed_blobs(
+        &self,
+        query: &str,
+        task: [u8; 16],
+    ) -> Result<Vec<(i64, Vec<u8>)>, Rejection> {
+        Ok(on_pool!(self, p, pg => {
+            sqlx::query(&sql(pg, query))
                 .bind(&task[..])
                 .fetch_all(p)
                 .await?
                 .into_iter()
                 .map(|r| (r.get::<i64, _>(0), r.get::<Vec<u8>, _>(1)))
                 .collect()
-        });
+        }))
+    }
+
+    /// The hashes of a task's enrollment tokens, by index (empty for an open task).
+    pub async fn relay_admission(&self, task: [u8; 16]) -> Result<Vec<[u8; 32]>, Rejection> {
+        let rows = self
+            .indexed_blobs(
+                "SELECT idx, token_hash FROM relay_admission WHERE task_id = $1 ORDER BY idx",
+                task,
+            )
+            .await?;
         rows.into_iter()
             .enumerate()
             .map(|(k, (i, h))| {
@@ -224,16 +238,12 @@ impl Store {
 
     /// The registered keys of a task, by index.
     pub async fn relay_clients(&self, task: [u8; 16]) -> Result<Vec<(u32, Vec<u8>)>, Rejection> {
-        let rows: Vec<(i64, Vec<u8>)> = on_pool!(self, p, pg => {
-            sqlx::query(&sql(pg,
-                "SELECT idx, public_key FROM relay_clients WHERE task_id = $1 ORDER BY idx"))
-                .bind(&task[..])
-                .fetch_all(p)
-                .await?
-                .into_iter()
-                .map(|r| (r.get::<i64, _>(0), r.get::<Vec<u8>, _>(1)))
-                .collect()
-        });
+        let rows = self
+            .indexed_blobs(
+                "SELECT idx, public_key FROM relay_clients WHERE task_id = $1 ORDER BY idx",
+                task,
+            )
+            .await?;
         rows.into_iter()
             .map(|(i, k)| {
                 u32::try_from(i)
